@@ -1,0 +1,242 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/sim"
+)
+
+// Prepared is a run's resolved setup: the engine URL (a started built-in
+// engine when asked), the model, tokens-per-GB, and the API key read from
+// the variable --api-key-env names.
+type Prepared struct {
+	Config      *config.Config
+	EngineURL   string // normalised, ends in /v1
+	TokensPerGB int
+	// ModelErr is set when the model could not be auto-detected (the run
+	// goes on and records the failures).
+	ModelErr error
+	// Now is the runner's clock; nil means time.Now.
+	Now func() time.Time
+
+	apiKey  string
+	builtin *sim.Running
+}
+
+// Builtin reports whether the engine is the in-process simulator.
+func (p *Prepared) Builtin() bool { return p.builtin != nil }
+
+// DisplayURL is the engine URL as shown and recorded: `builtin` for the
+// in-process engine (its port changes every run).
+func (p *Prepared) DisplayURL() string {
+	if p.builtin != nil {
+		return "builtin"
+	}
+	return p.EngineURL
+}
+
+// RequestModel is the `model` field sent with every request.
+func (p *Prepared) RequestModel() string {
+	if s := p.Config.String("served_model_name"); s != "" {
+		return s
+	}
+	return p.Config.String("model")
+}
+
+// APIKey returns the bearer key (never to be printed or stored).
+func (p *Prepared) APIKey() string { return p.apiKey }
+
+func (p *Prepared) extraBody() (map[string]any, error) {
+	s := p.Config.String("extra_body")
+	if s == "" {
+		return nil, nil
+	}
+	return config.ParseObject(s)
+}
+
+// Close stops the built-in engine, if one was started.
+func (p *Prepared) Close() {
+	if p.builtin != nil {
+		p.builtin.Close()
+		p.builtin = nil
+	}
+}
+
+// Prepare resolves what a run needs before anything is measured: it
+// validates the config, starts the built-in engine for `builtin`, reads
+// the API key, auto-detects the model and resolves tokens-per-GB. The
+// config is updated in place with the resolved model and tokens-per-GB.
+// Configuration problems are *UsageError (exit 2).
+func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if missing := cfg.Missing(); len(missing) > 0 {
+		return nil, &UsageError{Err: config.MissingError(missing, "--no-interactive")}
+	}
+	p := &Prepared{Config: cfg}
+	if name := cfg.String("api_key_env"); name != "" {
+		key, ok := os.LookupEnv(name)
+		if !ok || key == "" {
+			return nil, &UsageError{Err: fmt.Errorf("--api-key-env: environment variable %s is not set", name)}
+		}
+		p.apiKey = key
+	}
+	raw := cfg.String("engine_url")
+	if raw == "builtin" {
+		sc := sim.DefaultConfig()
+		sc.Listen = "127.0.0.1:0"
+		if m := cfg.String("model"); m != "" {
+			sc.Model = m
+		}
+		run, err := sim.Start(sc)
+		if err != nil {
+			return nil, fmt.Errorf("start the built-in engine: %w", err)
+		}
+		p.builtin = run
+		raw = run.URL()
+	}
+	u, err := sender.NormalizeURL(raw)
+	if err != nil {
+		p.Close()
+		return nil, &UsageError{Err: err}
+	}
+	p.EngineURL = u
+
+	if cfg.String("model") == "" {
+		c := sender.New(sender.Options{BaseURL: u, APIKey: p.apiKey, RequestTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
+		mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ids, err := c.Models(mctx)
+		cancel()
+		c.Close()
+		switch {
+		case err != nil:
+			p.ModelErr = err
+		case len(ids) == 0:
+			p.ModelErr = fmt.Errorf("GET %s/models lists no model; pass --model", u)
+		default:
+			cfg.Set("model", ids[0])
+		}
+	}
+
+	tpg := cfg.Int("tokens_per_gb_kvcache")
+	if tpg <= 0 && config.NeedsTokensPerGB(cfg.Workload()) {
+		statusURL := cfg.String("lmcache_url")
+		if statusURL == "" && p.builtin != nil {
+			statusURL = p.builtin.URL()
+		}
+		if statusURL != "" {
+			n, err := TokensPerGB(ctx, statusURL, cfg.String("model"))
+			if err != nil {
+				p.Close()
+				return nil, &UsageError{Err: err}
+			}
+			tpg = n
+			cfg.Set("tokens_per_gb_kvcache", n)
+		}
+	}
+	p.TokensPerGB = tpg
+	return p, nil
+}
+
+// TokensPerGB reads LMCache's GET {url}/status and computes tokens per GB
+// for model: 1073741824 / (cache_size_per_token * world_size).
+func TokensPerGB(ctx context.Context, lmcacheURL, model string) (int, error) {
+	base := strings.TrimRight(lmcacheURL, "/")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	url := base + "/status"
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, fmt.Errorf("--lmcache-url %s: %v", lmcacheURL, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("--lmcache-url: GET %s failed: %v", url, rootCause(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return 0, fmt.Errorf("--lmcache-url: GET %s: %v", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("--lmcache-url: GET %s answered HTTP %d", url, resp.StatusCode)
+	}
+	return tokensPerGBFromStatus(url, body, model)
+}
+
+type statusEntry struct {
+	ModelName     string `json:"model_name"`
+	KVCacheLayout struct {
+		CacheSizePerToken json.Number `json:"cache_size_per_token"`
+	} `json:"kv_cache_layout"`
+	WorldSize *json.Number `json:"world_size"`
+}
+
+func tokensPerGBFromStatus(url string, body []byte, model string) (int, error) {
+	var st struct {
+		Cache map[string]statusEntry `json:"cache_context_meta"`
+		GPU   map[string]statusEntry `json:"cb_gpu_context_meta"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	if err := dec.Decode(&st); err != nil {
+		return 0, fmt.Errorf("--lmcache-url: %s is not LMCache status JSON: %v", url, err)
+	}
+	meta := st.Cache
+	if len(meta) == 0 {
+		meta = st.GPU
+	}
+	ids := make([]string, 0, len(meta))
+	for id := range meta {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var names []string
+	for _, id := range ids {
+		e := meta[id]
+		names = append(names, e.ModelName)
+		if e.ModelName != model {
+			continue
+		}
+		size, err := e.KVCacheLayout.CacheSizePerToken.Int64()
+		if err != nil || size <= 0 {
+			return 0, fmt.Errorf("--lmcache-url: %s: model %q has no valid kv_cache_layout.cache_size_per_token", url, model)
+		}
+		world := int64(1)
+		if e.WorldSize != nil {
+			if w, err := e.WorldSize.Int64(); err == nil && w > 0 {
+				world = w
+			}
+		}
+		return int(1073741824 / (size * world)), nil
+	}
+	if len(names) == 0 {
+		return 0, fmt.Errorf("--lmcache-url: %s lists no model in cache_context_meta (looking for %q)", url, model)
+	}
+	return 0, fmt.Errorf("--lmcache-url: model %q not found at %s; available: %s", model, url, strings.Join(names, ", "))
+}
+
+func rootCause(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
+}

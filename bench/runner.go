@@ -1,0 +1,409 @@
+// Package bench is kvbench's engine-agnostic core: it resolves a run's
+// settings, wires config, workload, sender, stats and record together,
+// and emits events that the front-ends (TUI and headless) consume. It
+// imports no UI package.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
+	"github.com/kvbench/kvbench/bench/workload"
+	"github.com/kvbench/kvbench/config"
+)
+
+// Version, Commit and Date describe the build (set through ldflags by
+// main).
+var (
+	Version = "dev"
+	Commit  = "none"
+	Date    = "unknown"
+)
+
+// EventKind says what happened.
+type EventKind int
+
+const (
+	RunStarted EventKind = iota
+	PhaseChanged
+	RequestSent
+	RequestFinished
+	LogLine
+	RunFinished
+)
+
+// Event is one thing that happened during a run.
+type Event struct {
+	Kind EventKind
+	Time time.Time
+
+	// PhaseChanged
+	Phase    string
+	Total    int           // requests in the phase, -1 when unknown
+	Duration time.Duration // planned duration of the phase, 0 when none
+
+	// RequestSent, RequestFinished
+	RequestID string
+	Result    *sender.Result
+
+	// LogLine
+	Text string
+	Warn bool
+
+	// RunFinished
+	Summary  *record.Summary
+	ExitCode int
+	Sections []report.Section
+	Reasons  []string
+}
+
+// Snapshot is the live state of a run, cheap enough to poll ~10x/s.
+type Snapshot struct {
+	stats.Snapshot
+	Phase        string
+	PhaseDone    int // requests finished in the current phase
+	PhaseTotal   int // -1 when unknown
+	PhaseStart   time.Time
+	PhaseLength  time.Duration
+	InFlight     int
+	Sent         int
+	Started      time.Time
+	Elapsed      time.Duration
+	CPUPercent   float64 // of one core, over the last second
+	Cores        int
+	Warning      string // client overload warning, empty when fine
+	DroppedEvent int
+	Finished     bool
+}
+
+// Overload thresholds: above these the client may be skewing the figures.
+const (
+	OverloadCPUShare = 0.85
+	OverloadLagMs    = 10.0
+)
+
+// Runner runs one benchmark.
+type Runner struct {
+	prep   *Prepared
+	client *sender.Client
+	wl     workload.Workload
+	stats  *stats.Collector
+	rec    *record.Writer
+	now    func() time.Time
+
+	events  chan Event
+	dropped atomic.Int64
+
+	inflight  atomic.Int64
+	sent      atomic.Int64
+	phaseDone atomic.Int64
+
+	mu         sync.Mutex
+	phase      string
+	phaseTotal int
+	phaseStart time.Time
+	phaseLen   time.Duration
+	started    time.Time
+	cpuPct     float64
+	warning    string
+	finished   bool
+
+	reqCtx    context.Context
+	reqCancel context.CancelFunc
+	appendErr atomic.Int64
+}
+
+// New builds the workload (validating its settings), creates the run
+// folder and writes config.json. Nothing is sent yet.
+func New(p *Prepared) (*Runner, error) {
+	wl, err := workload.New(workload.Params{
+		Config:      p.Config,
+		TokensPerGB: p.TokensPerGB,
+		Seed:        int64(p.Config.Int("seed")),
+		Endpoint:    sender.Endpoint(p.Config.String("endpoint")),
+	})
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	outDir := p.Config.String("output_dir")
+	if outDir == "" {
+		outDir = record.RunsDir()
+	}
+	now := p.Now
+	if now == nil {
+		now = time.Now
+	}
+	rec, err := record.Create(outDir, p.Config.Workload(), p.Config.String("name"), now())
+	if err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
+	}
+	if err := rec.WriteConfig(rawJSON(p.Config.ExportJSON())); err != nil {
+		rec.Close()
+		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
+	}
+	extra, _ := p.extraBody()
+	client := sender.New(sender.Options{
+		BaseURL:        p.EngineURL,
+		Model:          p.RequestModel(),
+		Endpoint:       sender.Endpoint(p.Config.String("endpoint")),
+		APIKey:         p.apiKey,
+		ExtraBody:      extra,
+		IgnoreEOS:      p.Config.Bool("ignore_eos"),
+		RequestTimeout: p.Config.Duration("request_timeout"),
+		IdleTimeout:    p.Config.Duration("idle_timeout"),
+	})
+	r := &Runner{
+		prep:   p,
+		client: client,
+		wl:     wl,
+		stats:  stats.New(),
+		rec:    rec,
+		now:    now,
+		events: make(chan Event, 4096),
+	}
+	r.reqCtx, r.reqCancel = context.WithCancel(context.Background())
+	return r, nil
+}
+
+// rawJSON lets the record writer store pre-rendered JSON as is.
+type rawJSON []byte
+
+func (j rawJSON) MarshalJSON() ([]byte, error) { return j, nil }
+
+// UsageError is a configuration problem found before anything was sent
+// (exit code 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// IsUsage reports whether err is a usage or configuration error.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+// Dir is the run folder.
+func (r *Runner) Dir() string { return r.rec.Dir() }
+
+// ID is the run id (the folder name).
+func (r *Runner) ID() string { return r.rec.ID() }
+
+// Prepared is the resolved setup the runner was built from.
+func (r *Runner) Prepared() *Prepared { return r.prep }
+
+// Describe returns the workload's sizing lines.
+func (r *Runner) Describe() []string { return r.wl.Describe() }
+
+// Events delivers the run's events; it is closed after RunFinished.
+// Request events are dropped (and counted) rather than ever slowing the
+// run when the consumer falls behind; the others are always delivered.
+func (r *Runner) Events() <-chan Event { return r.events }
+
+func (r *Runner) emit(e Event) {
+	e.Time = r.now()
+	switch e.Kind {
+	case RequestSent, RequestFinished:
+		select {
+		case r.events <- e:
+		default:
+			r.dropped.Add(1)
+		}
+	default:
+		r.events <- e
+	}
+}
+
+// Snapshot returns the live state.
+func (r *Runner) Snapshot() Snapshot {
+	s := Snapshot{Snapshot: r.stats.Snapshot()}
+	r.mu.Lock()
+	s.Phase, s.PhaseTotal, s.PhaseStart, s.PhaseLength = r.phase, r.phaseTotal, r.phaseStart, r.phaseLen
+	s.Started, s.CPUPercent, s.Warning, s.Finished = r.started, r.cpuPct, r.warning, r.finished
+	r.mu.Unlock()
+	s.PhaseDone = int(r.phaseDone.Load())
+	s.InFlight = int(r.inflight.Load())
+	s.Sent = int(r.sent.Load())
+	s.DroppedEvent = int(r.dropped.Load())
+	s.Cores = runtime.GOMAXPROCS(0)
+	if !s.Started.IsZero() {
+		s.Elapsed = r.now().Sub(s.Started)
+	}
+	return s
+}
+
+// Abort stops every request in flight at once (a second Ctrl-C).
+func (r *Runner) Abort() { r.reqCancel() }
+
+func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, bool) {
+	if ctx.Err() != nil || r.reqCtx.Err() != nil {
+		return sender.Result{}, false
+	}
+	req.KeepGaps = req.KeepGaps || req.Phase != sender.PhaseWarmup
+	r.inflight.Add(1)
+	r.sent.Add(1)
+	r.emit(Event{Kind: RequestSent, RequestID: req.ID, Phase: req.Phase})
+	res := r.client.Do(r.reqCtx, req)
+	r.inflight.Add(-1)
+	if err := r.rec.Append(&res); err != nil && r.appendErr.Add(1) == 1 {
+		r.logf(true, "cannot append to requests.jsonl: %v", err)
+	}
+	r.stats.Add(&res)
+	r.phaseDone.Add(1)
+	out := res
+	out.RoundGapsMs = nil
+	out.Text = ""
+	r.emit(Event{Kind: RequestFinished, RequestID: res.RequestID, Phase: res.Phase, Result: &out})
+	return res, true
+}
+
+func (r *Runner) setPhase(name string, total int, d time.Duration) {
+	r.mu.Lock()
+	r.phase, r.phaseTotal, r.phaseStart, r.phaseLen = name, total, r.now(), d
+	r.mu.Unlock()
+	r.phaseDone.Store(0)
+	r.emit(Event{Kind: PhaseChanged, Phase: name, Total: total, Duration: d})
+}
+
+func (r *Runner) logf(warn bool, format string, args ...any) {
+	r.emit(Event{Kind: LogLine, Text: fmt.Sprintf(format, args...), Warn: warn})
+}
+
+// Run runs the workload until it finishes or ctx is cancelled (an
+// interrupt: dispatch stops, in-flight requests get up to the idle
+// timeout to end). It always writes the summary and returns it with the
+// exit code of spec/cli.md.
+func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
+	defer close(r.events)
+	defer r.client.Close()
+	defer r.prep.Close()
+	startedAt := time.Now()
+	r.mu.Lock()
+	r.started = r.now()
+	r.mu.Unlock()
+	r.emit(Event{Kind: RunStarted})
+	for _, line := range r.wl.Describe() {
+		r.logf(false, "%s", line)
+	}
+
+	monitorDone := make(chan struct{})
+	stopMonitor := make(chan struct{})
+	go r.monitor(stopMonitor, monitorDone)
+
+	// After an interrupt, requests in flight get at most the idle timeout.
+	stopGrace := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(r.prep.Config.Duration("idle_timeout"))
+		select {
+		case <-t.C:
+			r.reqCancel()
+		case <-r.reqCtx.Done():
+			t.Stop()
+		}
+	})
+	env := workload.Env{
+		Send:  r.send,
+		Phase: r.setPhase,
+		Logf:  func(f string, a ...any) { r.logf(false, f, a...) },
+		Now:   r.now,
+	}
+	runErr := r.wl.Run(ctx, env)
+	stopGrace()
+	close(stopMonitor)
+	<-monitorDone
+
+	interrupted := ctx.Err() != nil
+	if runErr != nil && !interrupted {
+		r.logf(true, "workload: %v", runErr)
+	}
+	outcome := r.wl.Outcome()
+	blocks := r.stats.Final(stats.ClientInfo{CPUSeconds: stats.ProcessCPU().Seconds()})
+
+	code := 0
+	switch {
+	case interrupted:
+		code = 130
+	case blocks.Results.FailedRequests > 0 || outcome.Failed || runErr != nil:
+		code = 1
+	}
+	sum := &record.Summary{
+		SchemaVersion: 1,
+		Config:        r.prep.Config.SummaryConfig(r.prep.DisplayURL(), r.rec.Dir()),
+		Results:       blocks.Results,
+		Cache:         blocks.Cache,
+		Latency:       blocks.Latency,
+		Client:        blocks.Client,
+		Workload:      outcome.Block,
+	}
+	sum.Tool.Name = "kvbench"
+	sum.Tool.Version = Version
+	sum.Run = record.RunInfo{
+		ID:          r.rec.ID(),
+		Name:        r.prep.Config.String("name"),
+		StartedAt:   startedAt.UTC().Format(time.RFC3339),
+		FinishedAt:  time.Now().UTC().Format(time.RFC3339),
+		Interrupted: interrupted,
+		ExitCode:    code,
+	}
+	if err := r.rec.WriteSummary(sum); err != nil {
+		r.logf(true, "cannot write bench_summary.json: %v", err)
+	}
+	if !r.prep.Config.Bool("no_csv") {
+		if err := r.rec.WriteCSV(); err != nil {
+			r.logf(true, "cannot write bench_results.csv: %v", err)
+		}
+	}
+	r.rec.Close()
+	r.mu.Lock()
+	r.finished = true
+	r.mu.Unlock()
+	r.emit(Event{Kind: RunFinished, Summary: sum, ExitCode: code, Sections: outcome.Sections, Reasons: outcome.Reasons})
+	return sum, code
+}
+
+// monitor samples the process CPU once a second and raises the overload
+// warning when the client itself may be skewing the figures.
+func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	lastCPU, lastAt := stats.ProcessCPU(), time.Now()
+	cores := float64(runtime.GOMAXPROCS(0))
+	warned := false
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		cpu, at := stats.ProcessCPU(), time.Now()
+		pct := 100 * (cpu - lastCPU).Seconds() / at.Sub(lastAt).Seconds()
+		lastCPU, lastAt = cpu, at
+		snap := r.stats.Snapshot()
+		warning := ""
+		switch {
+		case pct > OverloadCPUShare*100*cores:
+			warning = fmt.Sprintf("client CPU at %.0f%% of %d core(s): figures may be skewed by the client", pct, int(cores))
+		case snap.MaxDispatchLagMs > OverloadLagMs:
+			warning = fmt.Sprintf("dispatch lag reached %.1f ms: the client is sending late, figures may be skewed", snap.MaxDispatchLagMs)
+		}
+		r.mu.Lock()
+		r.cpuPct = pct
+		if warning != "" {
+			r.warning = warning
+		}
+		r.mu.Unlock()
+		if warning != "" && !warned {
+			warned = true
+			r.logf(true, "%s", warning)
+		}
+	}
+}

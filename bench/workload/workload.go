@@ -1,0 +1,88 @@
+// Package workload holds kvbench's workloads: each builds its prompts and
+// schedule from the config and dispatches requests through an Env that the
+// runner provides. Workloads never touch the record, the stats or a UI.
+package workload
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+// Env is what a workload may use while it runs.
+type Env struct {
+	// Send dispatches one request and blocks until it has finished; the
+	// runner records it, counts it and emits its events. If ctx is already
+	// done Send sends nothing and returns ok=false. Once sent, a request is
+	// not cancelled by ctx: it ends on its own or by the runner's timeouts.
+	Send func(ctx context.Context, req *sender.Request) (res sender.Result, ok bool)
+	// Phase announces a phase ("warmup", "measuring", ...) and its request
+	// total (-1 when unknown) or its planned duration (0 when none).
+	Phase func(name string, total int, duration time.Duration)
+	// Logf adds a line to the run's log.
+	Logf func(format string, args ...any)
+	// Now is the clock (the runner's; tests inject one).
+	Now func() time.Time
+}
+
+// Params are the resolved run-wide values a workload sizes itself from.
+type Params struct {
+	Config      *config.Config
+	TokensPerGB int
+	Seed        int64
+	// Endpoint is the endpoint requests go to unless a workload needs a
+	// specific one.
+	Endpoint sender.Endpoint
+}
+
+// Outcome is what a workload reports when it has finished.
+type Outcome struct {
+	// Block is the `workload` block of bench_summary.json.
+	Block any
+	// Sections are the workload's lines in the text summary: what it
+	// expected next to what the receipts observed.
+	Sections []report.Section
+	// Failed reports a failed qualification (cache-probe) or an exactness
+	// difference (concurrent-exactness): exit 1 with Reasons listed.
+	Failed  bool
+	Reasons []string
+}
+
+// Workload is one benchmark.
+type Workload interface {
+	// Name is the workload's name (config.Workloads).
+	Name() string
+	// Describe returns the sizing lines logged before the run starts.
+	Describe() []string
+	// Run dispatches every request; it returns when all have finished or
+	// ctx is done (no new dispatch; in-flight requests still finish).
+	Run(ctx context.Context, env Env) error
+	// Outcome is called once after Run returned.
+	Outcome() Outcome
+}
+
+// Factory builds a workload from resolved parameters; validation errors
+// name the flag and the allowed range.
+type Factory func(p Params) (Workload, error)
+
+var factories = map[string]Factory{}
+
+// Register adds a workload factory; each workload file registers itself.
+func Register(name string, f Factory) { factories[name] = f }
+
+// New validates the parameters and builds the named workload.
+func New(p Params) (Workload, error) {
+	name := p.Config.Workload()
+	f, ok := factories[name]
+	if !ok {
+		return nil, fmt.Errorf("--workload %q is not available", name)
+	}
+	return f(p)
+}
+
+// Registered reports whether a workload has an implementation.
+func Registered(name string) bool { _, ok := factories[name]; return ok }

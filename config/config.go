@@ -1,0 +1,590 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config holds one value per Field plus which keys the user set
+// explicitly (a flag, the config JSON, the form), so layers can be merged.
+type Config struct {
+	values map[string]any
+	set    map[string]bool
+}
+
+// Default returns a config holding every field's default.
+func Default() *Config {
+	c := &Config{values: map[string]any{}, set: map[string]bool{}}
+	for _, f := range Fields {
+		c.values[f.Key] = cloneValue(f.Default)
+	}
+	return c
+}
+
+func cloneValue(v any) any {
+	if l, ok := v.([]int); ok {
+		return append([]int(nil), l...)
+	}
+	return v
+}
+
+// Clone returns an independent copy.
+func (c *Config) Clone() *Config {
+	d := &Config{values: map[string]any{}, set: map[string]bool{}}
+	for k, v := range c.values {
+		d.values[k] = cloneValue(v)
+	}
+	for k, v := range c.set {
+		d.set[k] = v
+	}
+	return d
+}
+
+func (c *Config) get(key string) any {
+	v, ok := c.values[key]
+	if !ok {
+		panic("config: unknown key " + key)
+	}
+	return v
+}
+
+// Int returns an Int field's value.
+func (c *Config) Int(key string) int { return c.get(key).(int) }
+
+// Float returns a Float field's value.
+func (c *Config) Float(key string) float64 { return c.get(key).(float64) }
+
+// String returns a String field's value.
+func (c *Config) String(key string) string { return c.get(key).(string) }
+
+// Bool returns a Bool field's value.
+func (c *Config) Bool(key string) bool { return c.get(key).(bool) }
+
+// Duration returns a Duration field's value.
+func (c *Config) Duration(key string) time.Duration { return c.get(key).(time.Duration) }
+
+// IntList returns an IntList field's value.
+func (c *Config) IntList(key string) []int { return append([]int(nil), c.get(key).([]int)...) }
+
+// IsSet reports whether the user set key explicitly.
+func (c *Config) IsSet(key string) bool { return c.set[key] }
+
+// Workload is the chosen workload.
+func (c *Config) Workload() string { return c.String("workload") }
+
+// Set stores a value of the field's own Go type and marks the key set.
+func (c *Config) Set(key string, v any) error {
+	f, ok := Lookup(key)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", key)
+	}
+	cv, err := coerce(f, v)
+	if err != nil {
+		return err
+	}
+	c.values[key] = cv
+	c.set[key] = true
+	return nil
+}
+
+// SetString parses text as the field's type (as a flag or an environment
+// variable would be) and stores it.
+func (c *Config) SetString(key, s string) error {
+	f, ok := Lookup(key)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", key)
+	}
+	v, err := Parse(f, s)
+	if err != nil {
+		return err
+	}
+	c.values[key] = v
+	c.set[key] = true
+	return nil
+}
+
+// Parse reads text as the field's type; errors name the flag.
+func Parse(f Field, s string) (any, error) {
+	s = strings.TrimSpace(s)
+	bad := func() error {
+		return fmt.Errorf("--%s: invalid value %q (want %s)", f.Flag, s, kindName(f.Kind))
+	}
+	switch f.Kind {
+	case Int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, bad()
+		}
+		return n, nil
+	case Float:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, bad()
+		}
+		return x, nil
+	case Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, bad()
+		}
+		return b, nil
+	case Duration:
+		if d, err := time.ParseDuration(s); err == nil {
+			return d, nil
+		}
+		if x, err := strconv.ParseFloat(s, 64); err == nil {
+			return time.Duration(x * float64(time.Second)), nil
+		}
+		return nil, bad()
+	case IntList:
+		var out []int
+		for _, p := range strings.Split(s, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				return nil, bad()
+			}
+			out = append(out, n)
+		}
+		if len(out) == 0 {
+			return nil, bad()
+		}
+		return out, nil
+	}
+	return s, nil
+}
+
+func kindName(k Kind) string {
+	switch k {
+	case Int:
+		return "an integer"
+	case Float:
+		return "a number"
+	case Bool:
+		return "true or false"
+	case Duration:
+		return "a duration such as 30s or 10m"
+	case IntList:
+		return "comma-separated integers"
+	}
+	return "text"
+}
+
+// coerce converts a decoded JSON value (or a Go value) to the field's type.
+func coerce(f Field, v any) (any, error) {
+	wrong := func() error {
+		return fmt.Errorf("%s: wrong type %s (want %s)", f.Key, jsonType(v), kindName(f.Kind))
+	}
+	switch f.Kind {
+	case Int:
+		switch t := v.(type) {
+		case int:
+			return t, nil
+		case int64:
+			return int(t), nil
+		case json.Number:
+			n, err := strconv.Atoi(t.String())
+			if err != nil {
+				x, ferr := t.Float64()
+				if ferr != nil || x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+					return nil, wrong()
+				}
+				return int(x), nil
+			}
+			return n, nil
+		case float64:
+			if t != math.Trunc(t) {
+				return nil, wrong()
+			}
+			return int(t), nil
+		}
+	case Float:
+		switch t := v.(type) {
+		case float64:
+			return t, nil
+		case int:
+			return float64(t), nil
+		case json.Number:
+			x, err := t.Float64()
+			if err != nil {
+				return nil, wrong()
+			}
+			return x, nil
+		}
+	case String:
+		if t, ok := v.(string); ok {
+			return t, nil
+		}
+		if v == nil {
+			return "", nil
+		}
+		// An object given for a JSON-valued setting (extra bodies).
+		if m, ok := v.(map[string]any); ok && strings.HasSuffix(f.Key, "extra_body") {
+			b, _ := json.Marshal(m)
+			return string(b), nil
+		}
+	case Bool:
+		if t, ok := v.(bool); ok {
+			return t, nil
+		}
+	case Duration:
+		switch t := v.(type) {
+		case time.Duration:
+			return t, nil
+		case string:
+			return Parse(f, t)
+		case json.Number:
+			x, err := t.Float64()
+			if err != nil {
+				return nil, wrong()
+			}
+			return time.Duration(x * float64(time.Second)), nil
+		}
+	case IntList:
+		switch t := v.(type) {
+		case []int:
+			return append([]int(nil), t...), nil
+		case string:
+			return Parse(f, t)
+		case []any:
+			out := make([]int, 0, len(t))
+			for _, e := range t {
+				n, err := coerce(Field{Key: f.Key, Kind: Int}, e)
+				if err != nil {
+					return nil, wrong()
+				}
+				out = append(out, n.(int))
+			}
+			return out, nil
+		}
+	}
+	return nil, wrong()
+}
+
+func jsonType(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number:
+		if strings.ContainsAny(t.String(), ".eE") {
+			return "number " + t.String()
+		}
+		return "integer " + t.String()
+	case float64, int:
+		return fmt.Sprintf("number %v", t)
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// lmcacheKeys are keys an `lmcache bench engine` config may hold that
+// kvbench reads (or knowingly ignores) so such files load unchanged.
+var lmcacheKeys = map[string]string{
+	"kv_cache_volume_gb": "kv_cache_volume",
+	"export_csv":         "",
+	"export_json":        "",
+	"quiet":              "",
+	"output_dir":         "output_dir",
+	"engine_url":         "engine_url",
+	"lmcache_url":        "lmcache_url",
+}
+
+// LoadJSON reads an exported config (kvbench's or LMCache's) on top of c.
+// Unknown keys and wrong types are errors naming them.
+func (c *Config) LoadJSON(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, unwrapPathErr(err))
+	}
+	return c.loadJSON(path, data)
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (c *Config) loadJSON(path string, data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return fmt.Errorf("config %s: not a JSON object: %v", path, err)
+	}
+	if raw == nil {
+		return fmt.Errorf("config %s: not a JSON object", path)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var unknown []string
+	for _, k := range keys {
+		target := k
+		if alias, ok := lmcacheKeys[k]; ok {
+			if _, own := Lookup(k); !own {
+				if alias == "" {
+					continue
+				}
+				target = alias
+			}
+		}
+		f, ok := Lookup(target)
+		if !ok || (!f.Exported && lmcacheKeys[k] == "") {
+			unknown = append(unknown, k)
+			continue
+		}
+		v := raw[k]
+		if v == nil && f.Kind == String {
+			v = ""
+		}
+		if v == nil && (f.Key == "tokens_per_gb_kvcache") {
+			continue
+		}
+		cv, err := coerce(f, v)
+		if err != nil {
+			return fmt.Errorf("config %s: %v", path, err)
+		}
+		c.values[f.Key] = cv
+		c.set[f.Key] = true
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("config %s: unknown key(s): %s", path, strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// ExportJSON renders the replayable config: a flat object, 2-space
+// indent, trailing newline, the general keys then the workload's own.
+// It never holds URLs or credentials.
+func (c *Config) ExportJSON() []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	keys := []string{"workload", "model", "served_model_name", "kv_cache_volume", "tokens_per_gb_kvcache", "ignore_eos", "seed"}
+	for _, f := range WorkloadFields(c.Workload()) {
+		keys = append(keys, f.Key)
+	}
+	for i, k := range keys {
+		v, _ := json.Marshal(jsonValue(c.values[k]))
+		fmt.Fprintf(&b, "  %q: %s", k, v)
+		if i < len(keys)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
+}
+
+func jsonValue(v any) any {
+	if d, ok := v.(time.Duration); ok {
+		return d.String()
+	}
+	return v
+}
+
+// Pair is one key and value, for ordered JSON objects.
+type Pair struct {
+	Key   string
+	Value any
+}
+
+// Ordered is a JSON object that keeps its key order.
+type Ordered []Pair
+
+// MarshalJSON writes the pairs in order.
+func (o Ordered) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(p.Key)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := json.Marshal(p.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// SummaryConfig is the `config` block of bench_summary.json: LMCache's
+// config fields in its order, then the workload's keys. engineURL is the
+// normalised URL actually used.
+func (c *Config) SummaryConfig(engineURL, outputDir string) Ordered {
+	o := Ordered{
+		{"engine_url", engineURL},
+		{"model", c.String("model")},
+		{"served_model_name", c.String("served_model_name")},
+		{"workload", c.Workload()},
+		{"kv_cache_volume_gb", c.Float("kv_cache_volume")},
+		{"tokens_per_gb_kvcache", c.Int("tokens_per_gb_kvcache")},
+		{"seed", c.Int("seed")},
+		{"output_dir", outputDir},
+		{"export_csv", !c.Bool("no_csv")},
+		{"export_json", true},
+		{"quiet", c.Bool("quiet")},
+		{"ignore_eos", c.Bool("ignore_eos")},
+	}
+	for _, f := range WorkloadFields(c.Workload()) {
+		o = append(o, Pair{f.Key, jsonValue(c.values[f.Key])})
+	}
+	return o
+}
+
+// Validate checks every value against its field's range and the
+// cross-field rules; the error names the flag and the allowed range.
+func (c *Config) Validate() error {
+	w := c.Workload()
+	if w != "" {
+		known := false
+		for _, n := range Workloads {
+			known = known || n == w
+		}
+		if !known {
+			return fmt.Errorf("--workload must be one of %s (got %q)", strings.Join(Workloads, ", "), w)
+		}
+	}
+	for _, f := range Fields {
+		if f.Workload != "" && f.Workload != w {
+			continue
+		}
+		if f.Key == "tokens_per_gb_kvcache" && !c.set[f.Key] {
+			continue
+		}
+		if err := f.Check(c.values[f.Key]); err != nil {
+			return err
+		}
+	}
+	if s := c.String("extra_body"); s != "" {
+		if _, err := ParseObject(s); err != nil {
+			return fmt.Errorf("--extra-body: %v", err)
+		}
+	}
+	if s := c.String("ce_reference_extra_body"); w == ConcurrentExactness && s != "" {
+		if _, err := ParseObject(s); err != nil {
+			return fmt.Errorf("--ce-reference-extra-body: %v", err)
+		}
+	}
+	return nil
+}
+
+// ParseObject decodes a JSON object given on the command line.
+func ParseObject(s string) (map[string]any, error) {
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, fmt.Errorf("must be a JSON object (got %q)", s)
+	}
+	return m, nil
+}
+
+// Missing lists the required flags that have no value, in the order the
+// guided setup asks for them.
+func (c *Config) Missing() []string {
+	var out []string
+	if c.String("engine_url") == "" {
+		out = append(out, "--engine-url")
+	}
+	if c.Workload() == "" {
+		out = append(out, "--workload")
+	}
+	if c.NeedsTokensPerGB() {
+		out = append(out, "--tokens-per-gb-kvcache or --lmcache-url")
+	}
+	return out
+}
+
+// NeedsTokensPerGB reports whether tokens-per-GB is still unknown and
+// required: the workload sizes itself from it, neither it nor an LMCache
+// URL was given, and the built-in engine (which reports its own) is not
+// the target.
+func (c *Config) NeedsTokensPerGB() bool {
+	w := c.Workload()
+	if w != "" && !NeedsTokensPerGB(w) {
+		return false
+	}
+	return c.Int("tokens_per_gb_kvcache") <= 0 && c.String("lmcache_url") == "" &&
+		c.String("engine_url") != "builtin"
+}
+
+// MissingError is the message for missing required arguments when no
+// prompt may be shown; trigger is the flag that forbids prompting.
+func MissingError(missing []string, trigger string) error {
+	return fmt.Errorf("missing required arguments: %s; provide them or remove %s for guided setup",
+		strings.Join(missing, ", "), trigger)
+}
+
+// Dir is kvbench's config directory: $KVBENCH_CONFIG_DIR, else
+// $XDG_CONFIG_HOME/kvbench, else ~/.config/kvbench.
+func Dir() string {
+	if d := os.Getenv("KVBENCH_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "kvbench")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".config", "kvbench")
+	}
+	return filepath.Join(home, ".config", "kvbench")
+}
+
+// WriteFileAtomic writes data through a temporary file and a rename, so
+// a reader never sees a half-written file.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Chmod(name, perm); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}

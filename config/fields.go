@@ -1,0 +1,295 @@
+// Package config owns kvbench's settings: one table of fields drives the
+// command-line flags, the exported config JSON, the viper layering
+// (defaults < config.yaml < KVBENCH_* env < --config file < set flags),
+// validation and the TUI form.
+package config
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Kind is the value type of a field.
+type Kind int
+
+const (
+	Int Kind = iota
+	Float
+	String
+	Bool
+	Duration
+	IntList
+)
+
+// Workload names.
+const (
+	LongDocQA           = "long-doc-qa"
+	MultiRoundChat      = "multi-round-chat"
+	RandomPrefill       = "random-prefill"
+	LongDocPermutator   = "long-doc-permutator"
+	PrefixSuffixTuner   = "prefix-suffix-tuner"
+	CacheProbe          = "cache-probe"
+	ConcurrentExactness = "concurrent-exactness"
+)
+
+// Workloads lists every workload in the order users see them.
+var Workloads = []string{
+	LongDocQA, MultiRoundChat, RandomPrefill, LongDocPermutator,
+	PrefixSuffixTuner, CacheProbe, ConcurrentExactness,
+}
+
+// WorkloadInfo describes a workload in one line, for help and the TUI.
+var WorkloadInfo = map[string]string{
+	LongDocQA:           "repeated questions over long documents: does TTFT fall when a document is reused?",
+	MultiRoundChat:      "concurrent chat users with growing history: is each session's history reused?",
+	RandomPrefill:       "unique prompts sent at once: what does cold prefill cost?",
+	LongDocPermutator:   "the same documents in different orders: is non-prefix (blended) reuse served?",
+	PrefixSuffixTuner:   "a prefix pool just over a cache tier: does the tier thrash as designed?",
+	CacheProbe:          "first, repeated and concurrent identical requests: proof of cold and reused prefixes",
+	ConcurrentExactness: "distinct prompts on concurrent streams: are the answers the same as alone?",
+}
+
+// Prefix is each workload's flag prefix.
+var Prefix = map[string]string{
+	LongDocQA: "ldqa", MultiRoundChat: "mrc", RandomPrefill: "rp",
+	LongDocPermutator: "ldp", PrefixSuffixTuner: "psf", CacheProbe: "cp",
+	ConcurrentExactness: "ce",
+}
+
+// NeedsTokensPerGB reports whether a workload sizes itself from the KV
+// budget, i.e. the five LMCache workloads.
+func NeedsTokensPerGB(workload string) bool {
+	switch workload {
+	case CacheProbe, ConcurrentExactness:
+		return false
+	}
+	return true
+}
+
+// Field is one setting.
+type Field struct {
+	Key      string // JSON and viper key: "ldqa_document_length"
+	Flag     string // flag name without dashes: "ldqa-document-length"
+	Short    string // one-letter shorthand, rarely
+	Workload string // "" for general settings
+	Group    string // help group: "general", "engine", "output", or the workload
+	Kind     Kind
+	Default  any // int, float64, string, bool, time.Duration or []int
+	Help     string
+	Choices  []string
+	// Exported fields are part of the replayable config JSON.
+	Exported bool
+
+	min, max         float64
+	hasMin, hasMax   bool
+	minOpen, maxOpen bool // strict bounds
+}
+
+func (f Field) withMin(v float64, open bool) Field {
+	f.min, f.hasMin, f.minOpen = v, true, open
+	return f
+}
+
+func (f Field) withMax(v float64, open bool) Field {
+	f.max, f.hasMax, f.maxOpen = v, true, open
+	return f
+}
+
+// Range describes the allowed values in words, for error messages.
+func (f Field) Range() string {
+	switch {
+	case len(f.Choices) > 0:
+		return "one of " + strings.Join(f.Choices, ", ")
+	case f.hasMin && f.hasMax:
+		lo, hi := "[", "]"
+		if f.minOpen {
+			lo = "("
+		}
+		if f.maxOpen {
+			hi = ")"
+		}
+		return fmt.Sprintf("in %s%s, %s%s", lo, num(f.min), num(f.max), hi)
+	case f.hasMin && f.minOpen:
+		return "> " + num(f.min)
+	case f.hasMin:
+		return ">= " + num(f.min)
+	case f.hasMax && f.maxOpen:
+		return "< " + num(f.max)
+	case f.hasMax:
+		return "<= " + num(f.max)
+	}
+	return ""
+}
+
+func num(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+// Check validates one value of the field, returning an error that names
+// the flag and the allowed range.
+func (f Field) Check(v any) error {
+	bad := func(got any) error {
+		return fmt.Errorf("--%s must be %s (got %v)", f.Flag, f.Range(), got)
+	}
+	var x float64
+	switch t := v.(type) {
+	case int:
+		x = float64(t)
+	case int64:
+		x = float64(t)
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return bad(t)
+		}
+		x = t
+	case time.Duration:
+		x = t.Seconds()
+	case string:
+		if len(f.Choices) > 0 {
+			for _, c := range f.Choices {
+				if c == t {
+					return nil
+				}
+			}
+			return bad(fmt.Sprintf("%q", t))
+		}
+		return nil
+	case []int:
+		for _, e := range t {
+			if err := f.Check(e); err != nil {
+				return bad(t)
+			}
+		}
+		return nil
+	default:
+		return nil
+	}
+	if f.hasMin && (x < f.min || (f.minOpen && x == f.min)) {
+		return bad(v)
+	}
+	if f.hasMax && (x > f.max || (f.maxOpen && x == f.max)) {
+		return bad(v)
+	}
+	return nil
+}
+
+func general(key, flag string, kind Kind, def any, help string) Field {
+	return Field{Key: key, Flag: flag, Group: "general", Kind: kind, Default: def, Help: help}
+}
+
+func wl(workload, name string, kind Kind, def any, help string) Field {
+	p := Prefix[workload]
+	return Field{
+		Key: p + "_" + strings.ReplaceAll(name, "-", "_"), Flag: p + "-" + name,
+		Workload: workload, Group: workload, Kind: kind, Default: def, Help: help, Exported: true,
+	}
+}
+
+func exported(f Field) Field { f.Exported = true; return f }
+
+func group(g string, f Field) Field { f.Group = g; return f }
+
+// Fields is every setting of `kvbench run`, general first, then each
+// workload's in the order of spec/workloads.md.
+var Fields = []Field{
+	group("engine", general("engine_url", "engine-url", String, "", "engine base URL (`builtin` starts the simulated engine in-process)")),
+	group("engine", general("lmcache_url", "lmcache-url", String, "", "LMCache server URL: tokens-per-GB is read from its /status")),
+	exported(general("workload", "workload", String, "", "workload to run: "+strings.Join(Workloads, ", "))),
+	exported(group("engine", general("model", "model", String, "", "model name (default: first id of GET /v1/models)"))),
+	exported(group("engine", general("served_model_name", "served-model-name", String, "", "the `model` field sent, when the engine serves an alias (default: --model)"))),
+	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to").withMin(0, true)),
+	exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false)),
+	exported(general("seed", "seed", Int, 42, "seed of every random choice")),
+	exported(general("ignore_eos", "ignore-eos", Bool, false, "send ignore_eos so decoding runs to max_tokens")),
+	group("engine", general("api_key_env", "api-key-env", String, "", "environment variable holding the bearer key (no key is read otherwise)")),
+	group("engine", Field{Key: "endpoint", Flag: "endpoint", Kind: String, Default: "chat", Choices: []string{"chat", "completions"}, Help: "chat: /v1/chat/completions; completions: /v1/completions"}),
+	group("engine", general("extra_body", "extra-body", String, "", "JSON object merged into every request body")),
+	group("engine", general("request_timeout", "request-timeout", Duration, 10*time.Minute, "whole-request limit").withMin(0, true)),
+	group("engine", general("idle_timeout", "idle-timeout", Duration, 60*time.Second, "longest gap between two stream bytes").withMin(0, true)),
+	group("engine", general("metrics_url", "metrics-url", String, "", "Prometheus endpoint of the engine to sample during the run")),
+	group("output", general("output_dir", "output-dir", String, "", "where the run folder is created (default: the runs directory)")),
+	group("output", general("no_csv", "no-csv", Bool, false, "skip bench_results.csv")),
+	group("output", general("json", "json", Bool, false, "write the JSON summary (always written; kept for compatibility)")),
+	group("output", Field{Key: "format", Flag: "format", Kind: String, Default: "text", Choices: []string{"text", "json"}, Help: "final summary on stdout"}),
+	group("output", general("name", "name", String, "", "a label stored in the run record")),
+	group("output", Field{Key: "quiet", Flag: "quiet", Short: "q", Kind: Bool, Default: false, Help: "no live display (headless progress suppressed too)"}),
+	group("output", general("no_interactive", "no-interactive", Bool, false, "never prompt; missing arguments are an error")),
+
+	wl(LongDocQA, "document-length", Int, 10000, "tokens per document").withMin(0, true),
+	wl(LongDocQA, "query-per-document", Int, 2, "questions per document").withMin(1, false),
+	func() Field {
+		f := wl(LongDocQA, "shuffle-policy", String, "random", "order of the questions")
+		f.Choices = []string{"random", "tile"}
+		return f
+	}(),
+	wl(LongDocQA, "num-inflight-requests", Int, 3, "most requests in flight").withMin(1, false),
+	wl(LongDocQA, "max-output-length", Int, 128, "max_tokens of each answer").withMin(1, false),
+
+	wl(MultiRoundChat, "shared-prompt-length", Int, 2000, "system prompt tokens").withMin(0, false),
+	wl(MultiRoundChat, "chat-history-length", Int, 10000, "pre-filled history tokens").withMin(0, false),
+	wl(MultiRoundChat, "user-input-length", Int, 50, "tokens per user query").withMin(1, false),
+	wl(MultiRoundChat, "output-length", Int, 200, "max_tokens per answer").withMin(1, false),
+	wl(MultiRoundChat, "qps", Float, 1.0, "queries per second").withMin(0, true),
+	wl(MultiRoundChat, "duration", Float, 60.0, "seconds of dispatch").withMin(0, true),
+	func() Field {
+		f := wl(MultiRoundChat, "arrival", String, "fixed", "arrival process: fixed spacing or seeded poisson")
+		f.Choices = []string{"fixed", "poisson"}
+		return f
+	}(),
+
+	wl(RandomPrefill, "request-length", Int, 10000, "tokens per request").withMin(0, true),
+	wl(RandomPrefill, "num-requests", Int, 50, "requests, all sent at once").withMin(1, false),
+
+	wl(LongDocPermutator, "num-contexts", Int, 5, "context documents").withMin(1, false),
+	wl(LongDocPermutator, "context-length", Int, 5000, "tokens per context").withMin(0, true),
+	wl(LongDocPermutator, "system-prompt-length", Int, 1000, "shared system prompt tokens (0 = none)").withMin(0, false),
+	wl(LongDocPermutator, "num-permutations", Int, 10, "distinct permutations (capped at N!)").withMin(1, false),
+	wl(LongDocPermutator, "num-inflight-requests", Int, 1, "most requests in flight").withMin(1, false),
+	wl(LongDocPermutator, "max-output-length", Int, 128, "max_tokens of each answer").withMin(1, false),
+
+	wl(PrefixSuffixTuner, "context-length", Int, 8000, "tokens per request (prefix + breaker + suffix)").withMin(0, true),
+	wl(PrefixSuffixTuner, "prefix-ratio", Float, 0.8, "share of the context given to the prefix").withMin(0, true).withMax(1, true),
+	wl(PrefixSuffixTuner, "thrash", Float, 20.0, "size in GB of the cache tier to overflow").withMin(0, true),
+
+	wl(CacheProbe, "tokens", Int, 64, "reply limit").withMin(1, false),
+	wl(CacheProbe, "repeats", Int, 2, "repeated requests").withMin(0, false),
+	wl(CacheProbe, "streams", Int, 2, "concurrent requests").withMin(1, false).withMax(512, false),
+	wl(CacheProbe, "prompt-file", String, "", "JSON array of token ids sent as the prompt to /v1/completions"),
+	wl(CacheProbe, "expected-prompt-tokens", Int, 0, "every row's prompt_tokens must equal this (0 = unchecked)").withMin(0, false),
+	wl(CacheProbe, "require-cold", Bool, false, "the first request must be cold"),
+	wl(CacheProbe, "require-reuse", Bool, false, "every repeated request must be reused"),
+
+	wl(ConcurrentExactness, "levels", IntList, []int{1, 4, 8}, "concurrency levels").withMin(1, false),
+	wl(ConcurrentExactness, "prompts", String, "", "JSON list of {name, kind: chat|completion, prompt} (default: 16 built-in prompts)"),
+	wl(ConcurrentExactness, "tokens", Int, 64, "reply limit").withMin(1, false),
+	wl(ConcurrentExactness, "reps", Int, 1, "repetitions of each cell").withMin(1, false),
+	wl(ConcurrentExactness, "temperature", Float, 0.0, "sampling temperature").withMin(0, false),
+	wl(ConcurrentExactness, "alone", Bool, false, "compare each request with its prompt sent alone"),
+	wl(ConcurrentExactness, "reference-extra-body", String, "", "JSON merged into a second reference run (e.g. {\"draft\": false})"),
+}
+
+// Lookup finds a field by key.
+func Lookup(key string) (Field, bool) {
+	for _, f := range Fields {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// WorkloadFields returns a workload's own fields in order.
+func WorkloadFields(workload string) []Field {
+	var out []Field
+	for _, f := range Fields {
+		if f.Workload == workload {
+			out = append(out, f)
+		}
+	}
+	return out
+}
