@@ -1,0 +1,81 @@
+// Package common is the contract every screen follows and the context
+// shared by all of them: size, styles, clock, logger and where runs and
+// profiles live. Screens talk to the root through the messages below.
+package common
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/theme"
+)
+
+// Common is handed to every screen.
+type Common struct {
+	Width, Height int // the area a screen may draw in (chrome subtracted)
+	Styles        *theme.Styles
+	Now           func() time.Time
+	Logger        *slog.Logger
+	RunsDir       string // the runs directory (results, recent runs)
+	ConfigDir     string // profiles live in ConfigDir/profiles
+}
+
+// Screen is one full-screen view.
+type Screen interface {
+	tea.Model
+	help.KeyMap
+	// SetSize is called by the root on every resize, for every screen on
+	// the stack, with the chrome already subtracted.
+	SetSize(width, height int)
+	// Title names the screen in the header.
+	Title() string
+	// Typing reports whether a text input has focus, so the root never
+	// steals a letter key (q, ?, r) from it.
+	Typing() bool
+}
+
+// PushMsg puts a screen (or a dialog) on top of the stack.
+type PushMsg struct{ Screen Screen }
+
+// PopMsg removes the top screen; popping the last one quits.
+type PopMsg struct{}
+
+// ReplaceMsg swaps the top screen for another.
+type ReplaceMsg struct{ Screen Screen }
+
+// StatusMsg sets the status line.
+type StatusMsg struct {
+	Text string
+	Err  bool
+}
+
+// QuitMsg ends the program with an exit code.
+type QuitMsg struct{ Code int }
+
+// Push, Pop and Status are commands that send the messages above.
+func Push(s Screen) tea.Cmd      { return func() tea.Msg { return PushMsg{Screen: s} } }
+func Pop() tea.Msg               { return PopMsg{} }
+func Status(text string) tea.Cmd { return func() tea.Msg { return StatusMsg{Text: text} } }
+func Failure(err error) tea.Cmd {
+	return func() tea.Msg { return StatusMsg{Text: err.Error(), Err: true} }
+}
+func Quit(code int) tea.Cmd { return func() tea.Msg { return QuitMsg{Code: code} } }
+
+// Constructors of screens that live in packages the home or the run
+// screen cannot import without a cycle; each package sets its own in
+// init. Nil means the screen is not available.
+var (
+	// NewResults opens the results explorer.
+	NewResults func(c *Common) Screen
+	// NewCompare compares two runs named by id or path.
+	NewCompare func(c *Common, a, b string) Screen
+	// NewRunDetail opens one run of the explorer.
+	NewRunDetail func(c *Common, runDir string) Screen
+	// NewForm opens the config form prefilled with cfg (a new run from a
+	// past run's config, or a profile).
+	NewForm func(c *Common, cfg *config.Config) Screen
+)
