@@ -1,0 +1,355 @@
+package stats
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/sender"
+)
+
+// Snapshot is the live state of a run, for the run screen and progress.
+type Snapshot struct {
+	// Done counts finished measured requests, failures included; Failed
+	// counts the failures among them.
+	Done, Failed int
+	// Warmup and WarmupFailed count finished warmup requests, Reference
+	// finished reference requests; none of them enters any other figure.
+	Warmup, WarmupFailed, Reference int
+
+	// MeanTTFTms and P99TTFTms (linear) cover successful requests with a
+	// first token; 0 when there are none.
+	MeanTTFTms, P99TTFTms float64
+
+	Cold, Reused, Unverified int
+	// HitRatio is cached/prompt tokens over requests with valid counts,
+	// nil when there are none.
+	HitRatio *float64
+
+	// InputTokens and OutputTokens total the successful requests;
+	// InputTPS and OutputTPS divide them by ElapsedS, the measured span so
+	// far (last finish - first submit), as the results block does.
+	InputTokens, OutputTokens int
+	InputTPS, OutputTPS       float64
+	ElapsedS                  float64
+
+	// MaxDispatchLagMs is the largest dispatch lag so far (0 when none).
+	MaxDispatchLagMs float64
+
+	// Series has one point per completed second since the first measured
+	// submit, the last SeriesWindow of them.
+	Series []Point
+}
+
+// Collector aggregates results as they finish. It is safe for concurrent
+// use: Add is O(1) amortised under one short lock, Snapshot can be called
+// many times a second while requests finish.
+type Collector struct {
+	now func() time.Time
+
+	mu sync.Mutex
+
+	warmup, warmupFailed, reference int
+
+	done, failed int
+	first, last  time.Time // measured span: first submit, last finish
+
+	// Successful measured requests.
+	ttftMs, decode, latencyMs  []float64
+	sumTTFT, sumDecode, sumLat float64
+	inTokens, outTokens        int
+	p99n                       int // len(ttftMs) the cached p99 covers
+	p99                        float64
+	cold, reused, unverified   int
+	reasons                    map[string]int
+	hitPrompt, hitCached, hitN int
+	gaps                       []float32
+	gapSum                     float64
+	zeros                      int
+	tpcSum                     float64
+	tpcN                       int
+	prefill                    []float64
+	prefillSum                 float64
+	agg                        aggPrefill
+	lags                       []float64
+	maxLag                     float64
+	series                     series
+}
+
+// New returns a Collector reading time.Now.
+func New() *Collector { return NewWithClock(time.Now) }
+
+// NewWithClock returns a Collector whose Snapshot reads now, so tests can
+// decide which seconds are complete.
+func NewWithClock(now func() time.Time) *Collector {
+	return &Collector{now: now, reasons: map[string]int{}}
+}
+
+// Add records one finished result of any phase.
+func (c *Collector) Add(r *sender.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case r.Phase == sender.PhaseWarmup:
+		c.warmup++
+		if !r.Successful {
+			c.warmupFailed++
+		}
+		return
+	case !r.Measured():
+		c.reference++
+		return
+	}
+
+	submit, finish := submitOf(r), finishOf(r)
+	c.done++
+	if c.first.IsZero() || submit.Before(c.first) {
+		c.first = submit
+	}
+	if finish.After(c.last) {
+		c.last = finish
+	}
+	c.agg.add(r)
+	if r.DispatchLagMs != nil {
+		lag := finite(*r.DispatchLagMs)
+		c.lags = append(c.lags, lag)
+		if len(c.lags) == 1 || lag > c.maxLag {
+			c.maxLag = lag
+		}
+	}
+	c.addCache(r)
+
+	e := entry{ttftMs: float32(math.NaN()), failed: !r.Successful}
+	if !r.Successful {
+		c.failed++
+		c.series.add(submit, finish, e)
+		return
+	}
+	if r.TTFT != nil {
+		ms := finite(*r.TTFT * 1000)
+		c.ttftMs = append(c.ttftMs, ms)
+		c.sumTTFT += ms
+		e.ttftMs = float32(ms)
+	}
+	dec, lat := finite(r.DecodeSpeed), finite(r.RequestLatency*1000)
+	c.decode = append(c.decode, dec)
+	c.sumDecode += dec
+	c.latencyMs = append(c.latencyMs, lat)
+	c.sumLat += lat
+	in, out := inputTokens(r), outputTokens(r)
+	c.inTokens += in
+	c.outTokens += out
+	e.in, e.out = int32(min(in, math.MaxInt32)), int32(min(out, math.MaxInt32))
+	c.series.add(submit, finish, e)
+	c.addLatency(r)
+}
+
+func (c *Collector) addCache(r *sender.Result) {
+	switch r.CacheState {
+	case sender.StateCold:
+		c.cold++
+	case sender.StateReused:
+		c.reused++
+	default:
+		c.unverified++
+		reason := "unknown"
+		if r.UnverifiedReason != nil && *r.UnverifiedReason != "" {
+			reason = *r.UnverifiedReason
+		}
+		c.reasons[reason]++
+	}
+	if p, k := r.PromptTokens, r.CachedTokens; p != nil && k != nil && *p >= 0 && *k >= 0 && *k <= *p {
+		c.hitPrompt += *p
+		c.hitCached += *k
+		c.hitN++
+	}
+}
+
+func (c *Collector) addLatency(r *sender.Result) {
+	if len(r.RoundGapsMs) > 0 {
+		for _, g := range r.RoundGapsMs {
+			g = max(finite(g), 0)
+			c.gaps = append(c.gaps, float32(g))
+			c.gapSum += g
+		}
+		if r.CompletionTokens != nil && *r.CompletionTokens > r.Chunks {
+			c.zeros += *r.CompletionTokens - r.Chunks
+		}
+	}
+	if r.TokensPerChunk != nil {
+		c.tpcSum += finite(*r.TokensPerChunk)
+		c.tpcN++
+	}
+	if r.CacheState == sender.StateCold && r.PrefillTPS != nil {
+		v := finite(*r.PrefillTPS)
+		c.prefill = append(c.prefill, v)
+		c.prefillSum += v
+	}
+}
+
+// inputTokens is LMCache's num_input_tokens: the server's prompt count.
+func inputTokens(r *sender.Result) int {
+	if r.PromptTokens != nil && *r.PromptTokens > 0 {
+		return *r.PromptTokens
+	}
+	return 0
+}
+
+// outputTokens is LMCache's num_output_tokens: completion_tokens when > 0,
+// else the number of content chunks.
+func outputTokens(r *sender.Result) int {
+	if r.CompletionTokens != nil && *r.CompletionTokens > 0 {
+		return *r.CompletionTokens
+	}
+	return r.Chunks
+}
+
+func (c *Collector) hitRatio() *float64 {
+	if c.hitN == 0 || c.hitPrompt == 0 {
+		return nil
+	}
+	return ptr(float64(c.hitCached) / float64(c.hitPrompt))
+}
+
+func (c *Collector) elapsed() float64 {
+	if c.done == 0 {
+		return 0
+	}
+	return max(c.last.Sub(c.first).Seconds(), 0)
+}
+
+func perSecond(n int, s float64) float64 {
+	if s <= 0 {
+		return 0
+	}
+	return float64(n) / s
+}
+
+// Snapshot returns the live aggregates.
+func (c *Collector) Snapshot() Snapshot {
+	now := c.now()
+	c.mu.Lock()
+	el := c.elapsed()
+	s := Snapshot{
+		Done:             c.done,
+		Failed:           c.failed,
+		Warmup:           c.warmup,
+		WarmupFailed:     c.warmupFailed,
+		Reference:        c.reference,
+		MeanTTFTms:       mean(c.sumTTFT, len(c.ttftMs)),
+		Cold:             c.cold,
+		Reused:           c.reused,
+		Unverified:       c.unverified,
+		HitRatio:         c.hitRatio(),
+		InputTokens:      c.inTokens,
+		OutputTokens:     c.outTokens,
+		InputTPS:         perSecond(c.inTokens, el),
+		OutputTPS:        perSecond(c.outTokens, el),
+		ElapsedS:         el,
+		MaxDispatchLagMs: c.maxLag,
+		Series:           c.series.points(now),
+	}
+	n := len(c.ttftMs)
+	var ttfts []float64
+	if n == c.p99n {
+		s.P99TTFTms = c.p99
+	} else {
+		ttfts = append([]float64(nil), c.ttftMs...)
+	}
+	c.mu.Unlock()
+
+	if ttfts != nil {
+		// Sorting outside the lock keeps Add unblocked.
+		sort.Float64s(ttfts)
+		s.P99TTFTms = Linear(ttfts, 99)
+		c.mu.Lock()
+		if n > c.p99n {
+			c.p99n, c.p99 = n, s.P99TTFTms
+		}
+		c.mu.Unlock()
+	}
+	return s
+}
+
+// Final computes the summary blocks from everything added so far.
+func (c *Collector) Final(client ClientInfo) Blocks {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	var b Blocks
+	el := c.elapsed()
+	ttft, dec, lat := sortedCopy(c.ttftMs), sortedCopy(c.decode), sortedCopy(c.latencyMs)
+	b.Results = Results{
+		TotalRequests:        c.done,
+		SuccessfulRequests:   c.done - c.failed,
+		FailedRequests:       c.failed,
+		ElapsedTime:          el,
+		MeanTTFTms:           mean(c.sumTTFT, len(ttft)),
+		MeanDecodeSpeed:      mean(c.sumDecode, len(dec)),
+		MeanRequestLatencyMs: mean(c.sumLat, len(lat)),
+		InputThroughput:      perSecond(c.inTokens, el),
+		OutputThroughput:     perSecond(c.outTokens, el),
+		TotalInputTokens:     c.inTokens,
+		TotalOutputTokens:    c.outTokens,
+		P50TTFTms:            Linear(ttft, 50),
+		P90TTFTms:            Linear(ttft, 90),
+		P99TTFTms:            Linear(ttft, 99),
+		P50DecodeSpeed:       Linear(dec, 50),
+		P90DecodeSpeed:       Linear(dec, 90),
+		P99DecodeSpeed:       Linear(dec, 99),
+		P50RequestLatencyMs:  Linear(lat, 50),
+		P90RequestLatencyMs:  Linear(lat, 90),
+		P99RequestLatencyMs:  Linear(lat, 99),
+	}
+
+	reasons := make(map[string]int, len(c.reasons))
+	for k, v := range c.reasons {
+		reasons[k] = v
+	}
+	b.Cache = Cache{
+		Cold:              c.cold,
+		Reused:            c.reused,
+		Unverified:        c.unverified,
+		UnverifiedReasons: reasons,
+		PromptTokens:      c.hitPrompt,
+		CachedTokens:      c.hitCached,
+		HitRatio:          c.hitRatio(),
+	}
+
+	// Order does not matter to any figure, so the pooled gaps (the largest
+	// store) are sorted in place rather than copied.
+	slices.Sort(c.gaps)
+	if n := len(c.gaps) + c.zeros; n > 0 && len(c.gaps) > 0 {
+		b.Latency.ITLms = Spread{
+			Mean: ptr(c.gapSum / float64(n)),
+			P50:  ptr(nearestRankZeros(c.gaps, c.zeros, 50)),
+			P95:  ptr(nearestRankZeros(c.gaps, c.zeros, 95)),
+		}
+		b.Latency.RoundGapMs = Spread{
+			Mean: ptr(c.gapSum / float64(len(c.gaps))),
+			P50:  ptr(nearestRankZeros(c.gaps, 0, 50)),
+			P95:  ptr(nearestRankZeros(c.gaps, 0, 95)),
+		}
+	}
+	if c.tpcN > 0 {
+		b.Latency.TokensPerChunkMean = ptr(c.tpcSum / float64(c.tpcN))
+	}
+	if len(c.prefill) > 0 {
+		pf := sortedCopy(c.prefill)
+		b.Latency.PrefillTPS = MeanP50{
+			Mean: ptr(c.prefillSum / float64(len(pf))),
+			P50:  ptr(NearestRank(pf, 50)),
+		}
+	}
+	b.Latency.AggregatePrefillTPS = c.agg.value()
+
+	b.Client.CPUSeconds = finite(client.CPUSeconds)
+	if len(c.lags) > 0 {
+		lags := sortedCopy(c.lags)
+		b.Client.MaxDispatchLagMs = ptr(lags[len(lags)-1])
+		b.Client.P99DispatchLagMs = ptr(Linear(lags, 99))
+	}
+	return b
+}

@@ -1,0 +1,102 @@
+package stats
+
+import (
+	"math"
+	"sort"
+	"strconv"
+)
+
+// Linear is the p-th percentile (0..100) of sorted values by linear
+// interpolation at rank (n-1)p/100, LMCache's method: [1,2,3,4] p50 = 2.5,
+// 1..100 p90 = 90.1. It is 0 for no values.
+func Linear(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	if n == 1 {
+		return sorted[0]
+	}
+	k := float64(n-1) * p / 100
+	if k <= 0 {
+		return sorted[0]
+	}
+	if k >= float64(n-1) {
+		return sorted[n-1]
+	}
+	f := int(k)
+	c := min(f+1, n-1)
+	return sorted[f] + (k-float64(f))*(sorted[c]-sorted[f])
+}
+
+// NearestRank is the p-th percentile (0..100) of sorted values by the
+// nearest-rank method: the value at rank ceil(p/100 * n), at least 1. It
+// is 0 for no values.
+func NearestRank(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	return sorted[nearestRankIndex(n, p)]
+}
+
+// nearestRankIndex is the zero-based index of the nearest-rank p-th
+// percentile among n values. p*n is formed before dividing by 100 so that
+// whole ranks stay exact (95*20/100 = 19, where 0.95*20 may not be).
+func nearestRankIndex(n int, p float64) int {
+	rank := int(math.Ceil(p * float64(n) / 100))
+	return min(max(rank, 1), n) - 1
+}
+
+// nearestRankZeros is NearestRank over sorted (all >= 0) merged with
+// zeros extra zero values, without materialising the zeros.
+func nearestRankZeros(sorted []float32, zeros int, p float64) float64 {
+	n := len(sorted) + zeros
+	if n == 0 {
+		return 0
+	}
+	i := nearestRankIndex(n, p)
+	if i < zeros {
+		return 0
+	}
+	return widen(sorted[i-zeros])
+}
+
+// widen converts a float32 to the float64 with the shortest decimal form
+// that rounds back to it, so JSON shows 12.345679 rather than
+// 12.345678329467773.
+func widen(f float32) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	if err != nil {
+		return float64(f)
+	}
+	return v
+}
+
+func sortedCopy(v []float64) []float64 {
+	c := append([]float64(nil), v...)
+	sort.Float64s(c)
+	return c
+}
+
+func mean(sum float64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+func ptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// finite maps NaN and infinities (which JSON cannot carry) to 0.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,155 @@
+package stats
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// SeriesWindow is how many completed seconds Snapshot.Series keeps.
+const SeriesWindow = 600
+
+// Point is one whole second of the measured phase: the requests that
+// finished in it.
+type Point struct {
+	// Second counts from the first measured submit (0 is the first second).
+	Second int
+	// Requests finished in this second, Failed of them failed.
+	Requests, Failed int
+	// TTFTP50ms (linear) and TTFTMaxms of the successful requests with a
+	// first token that finished in this second; 0 when there were none.
+	TTFTP50ms, TTFTMaxms float64
+	// InputTPS and OutputTPS are the prompt and output tokens of the
+	// successful requests that finished in this second (tokens per second,
+	// since the bucket is one second wide).
+	InputTPS, OutputTPS float64
+}
+
+// entry is what a bucket keeps of a measured result.
+type entry struct {
+	at     time.Duration // finish, from the series anchor
+	ttftMs float32       // NaN: none
+	in     int32
+	out    int32
+	failed bool
+}
+
+type bucket struct {
+	sec     int
+	used    bool
+	dirty   bool
+	entries []entry
+	pt      Point
+}
+
+// The ring holds the completed window, the second in progress and one
+// more for a result stamped just past the clock's now.
+const ringSize = SeriesWindow + 2
+
+// series buckets measured results by the whole second since the first
+// measured submit. Results arrive in finish order, so a request submitted
+// before the first one to finish can move the origin earlier; buckets keep
+// their entries' exact finish instants, so the next snapshot re-buckets them
+// against the new origin.
+type series struct {
+	anchor   time.Time     // submit of the first measured result added
+	set      bool          // anchor is set
+	origin   time.Duration // earliest measured submit, from anchor (<= 0)
+	rebucket bool
+	ring     [ringSize]bucket
+}
+
+func (s *series) add(submit, finish time.Time, e entry) {
+	if !s.set {
+		s.anchor, s.set = submit, true
+	}
+	if o := submit.Sub(s.anchor); o < s.origin {
+		s.origin, s.rebucket = o, true
+	}
+	e.at = finish.Sub(s.anchor)
+	s.place(e)
+}
+
+func (s *series) index(at time.Duration) int {
+	d := at - s.origin
+	if d < 0 {
+		return 0
+	}
+	return int(d / time.Second)
+}
+
+func (s *series) place(e entry) {
+	sec := s.index(e.at)
+	b := &s.ring[sec%ringSize]
+	switch {
+	case !b.used || b.sec < sec:
+		b.sec, b.used, b.entries = sec, true, b.entries[:0]
+	case b.sec > sec:
+		return // older than the window
+	}
+	b.entries = append(b.entries, e)
+	b.dirty = true
+}
+
+func (s *series) rebuild() {
+	var all []entry
+	for i := range s.ring {
+		b := &s.ring[i]
+		if b.used {
+			all = append(all, b.entries...)
+		}
+		b.used, b.dirty, b.entries = false, false, b.entries[:0]
+	}
+	for _, e := range all {
+		s.place(e)
+	}
+	s.rebucket = false
+}
+
+// points returns the completed seconds at now, at most SeriesWindow.
+func (s *series) points(now time.Time) []Point {
+	if !s.set {
+		return nil
+	}
+	if s.rebucket {
+		s.rebuild()
+	}
+	cur := s.index(now.Sub(s.anchor))
+	from := max(0, cur-SeriesWindow)
+	out := make([]Point, 0, cur-from)
+	for sec := from; sec < cur; sec++ {
+		b := &s.ring[sec%ringSize]
+		if !b.used || b.sec != sec {
+			out = append(out, Point{Second: sec})
+			continue
+		}
+		if b.dirty {
+			b.pt = summarise(sec, b.entries)
+			b.dirty = false
+		}
+		out = append(out, b.pt)
+	}
+	return out
+}
+
+func summarise(sec int, es []entry) Point {
+	p := Point{Second: sec, Requests: len(es)}
+	ttfts := make([]float64, 0, len(es))
+	for _, e := range es {
+		if e.failed {
+			p.Failed++
+			continue
+		}
+		p.InputTPS += float64(e.in)
+		p.OutputTPS += float64(e.out)
+		if !math.IsNaN(float64(e.ttftMs)) {
+			ttfts = append(ttfts, widen(e.ttftMs))
+		}
+	}
+	if len(ttfts) > 0 {
+		sort.Float64s(ttfts)
+		p.TTFTP50ms = Linear(ttfts, 50)
+		p.TTFTMaxms = ttfts[len(ttfts)-1]
+	}
+	return p
+}
