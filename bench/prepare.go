@@ -97,6 +97,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	if raw == "builtin" {
 		sc := sim.DefaultConfig()
 		sc.Listen = "127.0.0.1:0"
+		sc.Speed = cfg.Float("builtin_speed")
 		if m := cfg.String("model"); m != "" {
 			sc.Model = m
 		}

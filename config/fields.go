@@ -81,6 +81,8 @@ type Field struct {
 	Choices  []string
 	// Exported fields are part of the replayable config JSON.
 	Exported bool
+	// Hidden fields are flags left out of help and the form.
+	Hidden bool
 
 	min, max         float64
 	hasMin, hasMax   bool
@@ -212,6 +214,8 @@ var Fields = []Field{
 	group("engine", general("request_timeout", "request-timeout", Duration, 10*time.Minute, "whole-request limit").withMin(0, true)),
 	group("engine", general("idle_timeout", "idle-timeout", Duration, 60*time.Second, "longest gap between two stream bytes").withMin(0, true)),
 	group("engine", general("metrics_url", "metrics-url", String, "", "Prometheus endpoint of the engine to sample during the run")),
+	{Key: "builtin_speed", Flag: "builtin-speed", Group: "engine", Kind: Float, Default: 1.0, Hidden: true,
+		Help: "speed factor of the built-in engine's delays (with --engine-url builtin)", min: 0, hasMin: true, minOpen: true},
 	group("output", general("output_dir", "output-dir", String, "", "where the run folder is created (default: the runs directory)")),
 	group("output", general("no_csv", "no-csv", Bool, false, "skip bench_results.csv")),
 	group("output", general("json", "json", Bool, false, "write the JSON summary (always written; kept for compatibility)")),

@@ -29,6 +29,9 @@ func RegisterFlags(fs *pflag.FlagSet) {
 		case IntList:
 			fs.IntSliceP(f.Flag, f.Short, f.Default.([]int), f.Help)
 		}
+		if f.Hidden {
+			fs.MarkHidden(f.Flag)
+		}
 	}
 }
 
