@@ -1,0 +1,250 @@
+// Package record owns the run record on disk (spec/record.md): one folder
+// per run, never overwritten, holding config.json, requests.jsonl (a line
+// appended as each request finishes), bench_results.csv and
+// bench_summary.json. It writes the record incrementally and reads it back
+// for the results explorer.
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/sender"
+)
+
+// File names inside a run folder.
+const (
+	ConfigFile   = "config.json"
+	RequestsFile = "requests.jsonl"
+	CSVFile      = "bench_results.csv"
+	SummaryFile  = "bench_summary.json"
+)
+
+// RunsDir is the default output directory: $KVBENCH_RUNS_DIR, else
+// $XDG_STATE_HOME/kvbench/runs, else ~/.local/state/kvbench/runs (and
+// ./kvbench-runs when no home directory is known).
+func RunsDir() string {
+	if d := os.Getenv("KVBENCH_RUNS_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "kvbench", "runs")
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".local", "state", "kvbench", "runs")
+	}
+	return "kvbench-runs"
+}
+
+// Writer writes one run folder.
+type Writer struct {
+	dir, id string
+
+	mu  sync.Mutex
+	req *os.File // requests.jsonl, nil once closed
+}
+
+// maxNameLen bounds the sanitised run name in the folder name.
+const maxNameLen = 64
+
+// Sanitize keeps a name to [A-Za-z0-9._-]: every run of other characters
+// becomes one '-', and leading or trailing '-' and '.' are dropped.
+func Sanitize(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			r == '.' || r == '_' || r == '-'
+		if !ok {
+			if !dash {
+				b.WriteByte('-')
+			}
+			dash = true
+			continue
+		}
+		b.WriteRune(r)
+		dash = false
+	}
+	s := strings.Trim(b.String(), "-.")
+	if len(s) > maxNameLen {
+		s = strings.TrimRight(s[:maxNameLen], "-.")
+	}
+	return s
+}
+
+// FolderName is the run folder's name before any suffix:
+// <YYYYMMDD-HHMMSS>-<workload>[-<name>], in started's location.
+func FolderName(workload, name string, started time.Time) string {
+	id := started.Format("20060102-150405")
+	if w := Sanitize(workload); w != "" {
+		id += "-" + w
+	}
+	if n := Sanitize(name); n != "" {
+		id += "-" + n
+	}
+	return id
+}
+
+// Create makes a new run folder under outputDir (created if missing) and
+// opens its requests.jsonl. An existing folder is never reused: the name
+// gets -2, -3, ... instead.
+func Create(outputDir, workload, name string, started time.Time) (*Writer, error) {
+	if outputDir == "" {
+		outputDir = RunsDir()
+	}
+	if err := os.MkdirAll(outputDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory %s: %w", outputDir, err)
+	}
+	base := FolderName(workload, name, started)
+	for i := 1; ; i++ {
+		id := base
+		if i > 1 {
+			id += "-" + strconv.Itoa(i)
+		}
+		dir := filepath.Join(outputDir, id)
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			if i >= 10000 {
+				return nil, fmt.Errorf("create run folder in %s: %s and its numbered variants are taken", outputDir, base)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create run folder %s: %w", dir, err)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, RequestsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", filepath.Join(dir, RequestsFile), err)
+		}
+		return &Writer{dir: dir, id: id, req: f}, nil
+	}
+}
+
+// Dir is the run folder's path.
+func (w *Writer) Dir() string { return w.dir }
+
+// ID is the run folder's name, the run's id.
+func (w *Writer) ID() string { return w.id }
+
+// WriteConfig writes config.json: v as JSON with a 2-space indent and a
+// trailing newline, atomically.
+func (w *Writer) WriteConfig(v any) error {
+	return writeJSON(filepath.Join(w.dir, ConfigFile), v)
+}
+
+// WriteSummary writes bench_summary.json atomically; it may be called
+// again (e.g. once on interrupt, once at the end).
+func (w *Writer) WriteSummary(s *Summary) error {
+	return writeJSON(filepath.Join(w.dir, SummaryFile), s)
+}
+
+// Append adds r as one line of requests.jsonl. The line goes to the
+// kernel in one write call with no buffering in the process, so it
+// survives the process being killed once Append has returned; no fsync is
+// made per line. Safe for concurrent use.
+func (w *Writer) Append(r *sender.Result) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode request %s: %w", r.RequestID, err)
+	}
+	line = append(line, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.req == nil {
+		return fmt.Errorf("append to %s: writer closed", filepath.Join(w.dir, RequestsFile))
+	}
+	if _, err := w.req.Write(line); err != nil {
+		return fmt.Errorf("append to %s: %w", w.req.Name(), err)
+	}
+	return nil
+}
+
+// Close flushes requests.jsonl to disk and closes it. The CSV and summary
+// can still be written after Close.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.req == nil {
+		return nil
+	}
+	f := w.req
+	w.req = nil
+	serr := f.Sync()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", f.Name(), err)
+	}
+	if serr != nil {
+		return fmt.Errorf("sync %s: %w", f.Name(), serr)
+	}
+	return nil
+}
+
+// writeJSON writes v with a 2-space indent, HTML characters unescaped,
+// and a trailing newline, atomically.
+func writeJSON(path string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return writeAtomic(path, buf.Bytes())
+}
+
+// writeAtomic writes data to a temporary file in path's directory and
+// renames it over path, so readers see the old file or the new one, never
+// a part.
+func writeAtomic(path string, data []byte) error {
+	return writeAtomicFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomicFunc is writeAtomic for content produced by fill, streamed
+// through a buffer.
+func writeAtomicFunc(path string, fill func(io.Writer) error) error {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
