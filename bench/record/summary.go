@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/kvbench/kvbench/bench/stats"
 )
@@ -20,68 +19,15 @@ type Tool struct {
 	Version string `json:"version"`
 }
 
-// RunInfo is the `run` block of the summary.
+// RunInfo is the `run` block of the summary. The times are RFC 3339
+// strings (the runner writes UTC, whole seconds).
 type RunInfo struct {
-	ID          string
-	Name        string // "" is written as null
-	StartedAt   time.Time
-	FinishedAt  time.Time // zero is written as null
-	Interrupted bool
-	ExitCode    int
-}
-
-type runJSON struct {
-	ID          string  `json:"id"`
-	Name        *string `json:"name"`
-	StartedAt   *string `json:"started_at"`
-	FinishedAt  *string `json:"finished_at"`
-	Interrupted bool    `json:"interrupted"`
-	ExitCode    int     `json:"exit_code"`
-}
-
-func rfc3339(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := t.Format(time.RFC3339)
-	return &s
-}
-
-// MarshalJSON writes the times as RFC 3339 (whole seconds, with the
-// offset of the time's location).
-func (r RunInfo) MarshalJSON() ([]byte, error) {
-	j := runJSON{ID: r.ID, StartedAt: rfc3339(r.StartedAt), FinishedAt: rfc3339(r.FinishedAt),
-		Interrupted: r.Interrupted, ExitCode: r.ExitCode}
-	if r.Name != "" {
-		j.Name = &r.Name
-	}
-	return json.Marshal(j)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes; times may carry fractions.
-func (r *RunInfo) UnmarshalJSON(b []byte) error {
-	var j runJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*r = RunInfo{ID: j.ID, Interrupted: j.Interrupted, ExitCode: j.ExitCode}
-	if j.Name != nil {
-		r.Name = *j.Name
-	}
-	for _, f := range []struct {
-		s *string
-		t *time.Time
-	}{{j.StartedAt, &r.StartedAt}, {j.FinishedAt, &r.FinishedAt}} {
-		if f.s == nil || *f.s == "" {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, *f.s)
-		if err != nil {
-			return fmt.Errorf("run time %q: %w", *f.s, err)
-		}
-		*f.t = t
-	}
-	return nil
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	StartedAt   string `json:"started_at"`
+	FinishedAt  string `json:"finished_at"`
+	Interrupted bool   `json:"interrupted"`
+	ExitCode    int    `json:"exit_code"`
 }
 
 // Summary is bench_summary.json. Config, Workload and ServerMetrics are
