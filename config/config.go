@@ -343,17 +343,16 @@ func (c *Config) loadJSON(path string, data []byte) error {
 	sort.Strings(keys)
 	var unknown []string
 	for _, k := range keys {
-		target := k
-		if alias, ok := lmcacheKeys[k]; ok {
-			if _, own := Lookup(k); !own {
-				if alias == "" {
-					continue
-				}
-				target = alias
+		f, ok := Lookup(k)
+		if alias, lm := lmcacheKeys[k]; lm {
+			if alias == "" {
+				continue // LMCache output settings kvbench takes from flags
 			}
+			f, ok = Lookup(alias)
+		} else if ok && !f.Exported {
+			ok = false
 		}
-		f, ok := Lookup(target)
-		if !ok || (!f.Exported && lmcacheKeys[k] == "") {
+		if !ok {
 			unknown = append(unknown, k)
 			continue
 		}

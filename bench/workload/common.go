@@ -1,0 +1,154 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+)
+
+// Words that are one token on common BPE tokenizers.
+const (
+	wordHi   = "hi"
+	wordTell = "tell"
+	wordHelp = "help"
+)
+
+// repeatWord returns n copies of w joined by single spaces.
+func repeatWord(w string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(n * (len(w) + 1))
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String()
+}
+
+// atLeast1 is LMCache's sizing rule: truncation toward zero, floor 1.
+func atLeast1(x float64) int {
+	n := int(math.Trunc(x))
+	if n < 1 {
+		return 1
+	}
+	return n
+}
+
+// runBounded sends reqs in order with at most n in flight and calls
+// onDone (serialised) for each finished request. It stops dispatching when
+// ctx is done and returns once every sent request has finished.
+func runBounded(ctx context.Context, env Env, reqs []*sender.Request, n int, onDone func(sender.Result)) {
+	if n < 1 {
+		n = 1
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, req := range reqs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func(req *sender.Request) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res, ok := env.Send(ctx, req)
+			if ok && onDone != nil {
+				mu.Lock()
+				onDone(res)
+				mu.Unlock()
+			}
+		}(req)
+	}
+	wg.Wait()
+}
+
+// runSequential sends reqs one after another.
+func runSequential(ctx context.Context, env Env, reqs []*sender.Request, onDone func(sender.Result)) {
+	runBounded(ctx, env, reqs, 1, onDone)
+}
+
+// tally counts what the receipts of a set of requests observed.
+type tally struct {
+	Requests     int      `json:"requests"`
+	Failed       int      `json:"failed"`
+	Cold         int      `json:"cold"`
+	Reused       int      `json:"reused"`
+	Unverified   int      `json:"unverified"`
+	PromptTokens int      `json:"prompt_tokens"`
+	CachedTokens int      `json:"cached_tokens"`
+	HitRatio     *float64 `json:"hit_ratio"`
+	MeanTTFTms   *float64 `json:"mean_ttft_ms"`
+
+	ttftSum float64
+	ttftN   int
+	valid   int
+}
+
+func (t *tally) add(r *sender.Result) {
+	t.Requests++
+	if !r.Successful {
+		t.Failed++
+	}
+	switch r.CacheState {
+	case sender.StateCold:
+		t.Cold++
+	case sender.StateReused:
+		t.Reused++
+	default:
+		t.Unverified++
+	}
+	if r.CacheState != sender.StateUnverified && r.PromptTokens != nil && r.CachedTokens != nil {
+		t.PromptTokens += *r.PromptTokens
+		t.CachedTokens += *r.CachedTokens
+		t.valid++
+		h := float64(t.CachedTokens) / math.Max(1, float64(t.PromptTokens))
+		t.HitRatio = &h
+	}
+	if r.Successful && r.TTFT != nil {
+		t.ttftSum += *r.TTFT * 1000
+		t.ttftN++
+		m := t.ttftSum / float64(t.ttftN)
+		t.MeanTTFTms = &m
+	}
+}
+
+// rows renders a tally as summary rows with a label prefix.
+func (t *tally) rows(prefix string) []report.Row {
+	rows := []report.Row{
+		{Label: prefix + "requests", Value: report.Int(t.Requests)},
+		{Label: prefix + "cold / reused / unverified", Value: fmt.Sprintf("%d / %d / %d", t.Cold, t.Reused, t.Unverified)},
+		{Label: prefix + "hit ratio (%)", Value: pct(t.HitRatio)},
+		{Label: prefix + "mean TTFT (ms)", Value: report.OptFloat(t.MeanTTFTms)},
+	}
+	return rows
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return report.Float(100 * *p)
+}
+
+// meanPrompt is the observed mean prompt length of a tally.
+func (t *tally) meanPrompt() *float64 {
+	if t.valid == 0 {
+		return nil
+	}
+	m := float64(t.PromptTokens) / float64(t.valid)
+	return &m
+}

@@ -1,0 +1,181 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { Register(config.LongDocQA, newLongDocQA) }
+
+var ldqaQuestions = [4]string{
+	"What is this document about?",
+	"Summarize the key points.",
+	"What is the main topic discussed?",
+	"Provide a brief overview.",
+}
+
+// ldqaItem is one measured question: document d, question q.
+type ldqaItem struct{ Doc, Query int }
+
+// LongDocQA asks repeated questions over long documents: after the
+// warmup every question should reuse its document's prefix.
+type LongDocQA struct {
+	p            Params
+	docLen       int
+	queries      int
+	numDocs      int
+	shuffle      string
+	inflight     int
+	maxOut       int
+	schedule     []ldqaItem
+	warm, firstQ tally
+	measured     tally
+	laterQ       tally
+}
+
+func newLongDocQA(p Params) (Workload, error) {
+	c := p.Config
+	w := &LongDocQA{
+		p:        p,
+		docLen:   c.Int("ldqa_document_length"),
+		queries:  c.Int("ldqa_query_per_document"),
+		shuffle:  c.String("ldqa_shuffle_policy"),
+		inflight: c.Int("ldqa_num_inflight_requests"),
+		maxOut:   c.Int("ldqa_max_output_length"),
+	}
+	if p.TokensPerGB <= 0 {
+		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.LongDocQA)
+	}
+	w.numDocs = LongDocQADocuments(c.Float("kv_cache_volume"), p.TokensPerGB, w.docLen)
+	w.schedule = LongDocQASchedule(w.numDocs, w.queries, w.shuffle, p.Seed)
+	return w, nil
+}
+
+// LongDocQADocuments is max(1, int(volume * tokens_per_gb / length)).
+func LongDocQADocuments(volumeGB float64, tokensPerGB, docLen int) int {
+	return atLeast1(volumeGB * float64(tokensPerGB) / float64(docLen))
+}
+
+// LongDocQASchedule is the query-major order (for q, for d), shuffled
+// with the seed under the "random" policy.
+func LongDocQASchedule(docs, queries int, policy string, seed int64) []ldqaItem {
+	out := make([]ldqaItem, 0, docs*queries)
+	for q := 0; q < queries; q++ {
+		for d := 0; d < docs; d++ {
+			out = append(out, ldqaItem{Doc: d, Query: q})
+		}
+	}
+	if policy == "random" {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x6c647161))
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out
+}
+
+// LongDocQADocument is `Document d: ` then max(L-10, 1) words "hi".
+func LongDocQADocument(d, length int) string {
+	return fmt.Sprintf("Document %d: ", d) + repeatWord(wordHi, max(length-10, 1))
+}
+
+// LongDocQAQuestion is the measured message of document d, question q.
+func LongDocQAQuestion(doc string, q int) string {
+	return doc + "\n\n" + fmt.Sprintf("Question %d: %s", q, ldqaQuestions[q%4])
+}
+
+func (w *LongDocQA) Name() string { return config.LongDocQA }
+
+func (w *LongDocQA) Describe() []string {
+	return []string{
+		fmt.Sprintf("long-doc-qa: %d documents of %d tokens, %d questions each (%d measured requests), %s order, %d in flight",
+			w.numDocs, w.docLen, w.queries, len(w.schedule), w.shuffle, w.inflight),
+	}
+}
+
+func (w *LongDocQA) Run(ctx context.Context, env Env) error {
+	docs := make([]string, w.numDocs)
+	for d := range docs {
+		docs[d] = LongDocQADocument(d, w.docLen)
+	}
+	warm := make([]*sender.Request, w.numDocs)
+	for d := range warm {
+		warm[d] = &sender.Request{
+			ID: fmt.Sprintf("warmup_doc%d", d), Phase: sender.PhaseWarmup, Endpoint: w.p.Endpoint,
+			Messages: []sender.Message{{Role: "user", Content: docs[d]}}, MaxTokens: 1,
+		}
+		setPrompt(warm[d])
+	}
+	env.Phase("warmup", len(warm), 0)
+	runSequential(ctx, env, warm, func(r sender.Result) { w.warm.add(&r) })
+	if ctx.Err() != nil {
+		return nil
+	}
+	reqs := make([]*sender.Request, len(w.schedule))
+	for i, it := range w.schedule {
+		reqs[i] = &sender.Request{
+			ID: fmt.Sprintf("doc%d_q%d", it.Doc, it.Query), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
+			Messages:  []sender.Message{{Role: "user", Content: LongDocQAQuestion(docs[it.Doc], it.Query)}},
+			MaxTokens: w.maxOut,
+		}
+		setPrompt(reqs[i])
+	}
+	env.Phase("measuring", len(reqs), 0)
+	queryOf := make(map[string]int, len(reqs))
+	for i, it := range w.schedule {
+		queryOf[reqs[i].ID] = it.Query
+	}
+	runBounded(ctx, env, reqs, w.inflight, func(r sender.Result) {
+		w.measured.add(&r)
+		if queryOf[r.RequestID] == 0 {
+			w.firstQ.add(&r)
+		} else {
+			w.laterQ.add(&r)
+		}
+	})
+	return nil
+}
+
+func (w *LongDocQA) Outcome() Outcome {
+	block := map[string]any{
+		"num_documents":          w.numDocs,
+		"document_length":        w.docLen,
+		"measured":               len(w.schedule),
+		"expected":               "every question reuses its document, warmed up beforehand",
+		"observed":               &w.measured,
+		"first_question":         &w.firstQ,
+		"later_questions":        &w.laterQ,
+		"warmup":                 &w.warm,
+		"target_prompt_tokens":   w.docLen,
+		"observed_prompt_tokens": w.measured.meanPrompt(),
+	}
+	rows := []report.Row{
+		{Label: "Documents", Value: report.Int(w.numDocs)},
+		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.docLen, report.OptFloat(w.measured.meanPrompt()))},
+		{Label: "Expected", Value: "all reused"},
+	}
+	rows = append(rows, w.measured.rows("Observed ")...)
+	return Outcome{Block: block, Sections: []report.Section{{Title: "Long Doc QA", Rows: rows}}}
+}
+
+// setPrompt fills the completions prompt from the messages, so every
+// workload also runs with --endpoint completions.
+func setPrompt(r *sender.Request) {
+	if r.Endpoint != sender.Completions || r.Prompt != "" || len(r.PromptIDs) > 0 {
+		return
+	}
+	var s string
+	for i, m := range r.Messages {
+		if i > 0 {
+			s += "\n\n"
+		}
+		s += m.Content
+	}
+	r.Prompt = s
+}
+
+var _ = time.Second

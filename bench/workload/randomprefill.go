@@ -1,0 +1,108 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { Register(config.RandomPrefill, newRandomPrefill) }
+
+// RandomPrefill sends unique prompts all at once with max_tokens 1: every
+// request should be a cold prefill.
+type RandomPrefill struct {
+	p        Params
+	length   int
+	n        int
+	observed tally
+	results  []*sender.Result
+}
+
+func newRandomPrefill(p Params) (Workload, error) {
+	return &RandomPrefill{
+		p:      p,
+		length: p.Config.Int("rp_request_length"),
+		n:      p.Config.Int("rp_num_requests"),
+	}, nil
+}
+
+// RandomPrefillPrompt is `Request i: ` + max(L-10, 1) words "hi".
+func RandomPrefillPrompt(i, length int) string {
+	return fmt.Sprintf("Request %d: ", i) + repeatWord(wordHi, max(length-10, 1))
+}
+
+func (w *RandomPrefill) Name() string { return config.RandomPrefill }
+
+func (w *RandomPrefill) Describe() []string {
+	return []string{fmt.Sprintf("random-prefill: %d requests of %d tokens, all sent at once, max_tokens 1", w.n, w.length)}
+}
+
+func (w *RandomPrefill) Run(ctx context.Context, env Env) error {
+	reqs := make([]*sender.Request, w.n)
+	for i := range reqs {
+		reqs[i] = &sender.Request{
+			ID: fmt.Sprintf("prefill_%d", i), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
+			Messages:  []sender.Message{{Role: "user", Content: RandomPrefillPrompt(i, w.length)}},
+			MaxTokens: 1,
+		}
+		setPrompt(reqs[i])
+	}
+	env.Phase("measuring", len(reqs), 0)
+	runBounded(ctx, env, reqs, len(reqs), func(r sender.Result) {
+		w.observed.add(&r)
+		w.results = append(w.results, &r)
+	})
+	return nil
+}
+
+func (w *RandomPrefill) Outcome() Outcome {
+	agg := aggregatePrefill(w.results)
+	block := map[string]any{
+		"num_requests":           w.n,
+		"request_length":         w.length,
+		"expected":               "every request is a cold prefill",
+		"observed":               &w.observed,
+		"aggregate_prefill_tps":  agg,
+		"target_prompt_tokens":   w.length,
+		"observed_prompt_tokens": w.observed.meanPrompt(),
+	}
+	rows := []report.Row{
+		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.length, report.OptFloat(w.observed.meanPrompt()))},
+		{Label: "Expected", Value: "all cold"},
+	}
+	rows = append(rows, w.observed.rows("Observed ")...)
+	rows = append(rows, report.Row{Label: "Aggregate prefill (tok/s)", Value: report.OptFloat(agg)})
+	return Outcome{Block: block, Sections: []report.Section{{Title: "Random Prefill", Rows: rows}}}
+}
+
+// aggregatePrefill is the prompt tokens of requests sent together over
+// the time from the first submit to the last first token; nil unless every
+// one is cold.
+func aggregatePrefill(rs []*sender.Result) *float64 {
+	if len(rs) == 0 {
+		return nil
+	}
+	first, last := rs[0].Submit, rs[0].FirstToken
+	total := 0
+	for _, r := range rs {
+		if r.CacheState != sender.StateCold || r.PromptTokens == nil || r.FirstToken.IsZero() {
+			return nil
+		}
+		total += *r.PromptTokens
+		if r.Submit.Before(first) {
+			first = r.Submit
+		}
+		if r.FirstToken.After(last) {
+			last = r.FirstToken
+		}
+	}
+	span := last.Sub(first).Seconds()
+	if span <= 0 {
+		return nil
+	}
+	v := float64(total) / span
+	return &v
+}
