@@ -1,0 +1,430 @@
+package sender
+
+// States of a token count read from usage or timings.
+const (
+	countAbsent  = iota // the field is not there
+	countNull           // JSON null
+	countInvalid        // anything but a JSON integer >= 0
+	countValid
+)
+
+// count is a token count as the server reported it. Only a JSON integer
+// >= 0 is valid: booleans, floats (8.0), numeric strings and negatives are
+// not, and neither is an integer too large for an int.
+type count struct {
+	v  int
+	st uint8
+}
+
+func (c count) valid() bool { return c.st == countValid }
+
+// ptr returns the count for the record: nil unless valid.
+func (c count) ptr(slot *int) *int {
+	if c.st != countValid {
+		return nil
+	}
+	*slot = c.v
+	return slot
+}
+
+// usage is the part of one `usage` object the receipts need.
+type usage struct {
+	prompt, completion count
+	// cached is usage.prompt_tokens_details.cached_tokens. Absent or null
+	// (also when prompt_tokens_details itself is absent or null) means the
+	// engine gave no details; a prompt_tokens_details that is not an object
+	// makes it invalid.
+	cached count
+}
+
+// chunk is what one `data:` JSON object carries. Its byte slices are
+// scratch owned by the chunk and valid until the next parse.
+type chunk struct {
+	choice    bool   // a non-empty choices array
+	content   []byte // choices[].delta.content and choices[].text, in order
+	reasoning []byte // per delta: reasoning_content if non-empty, else reasoning
+	// reasoningField is the field the first reasoning text came from.
+	reasoningField string
+	alt            []byte // delta.reasoning, while its delta is read
+	finish         []byte // the last non-null finish_reason
+	hasFinish      bool
+	usage          usage
+	hasUsage       bool // a non-null usage
+	cacheN         count
+	hasTimings     bool // a non-null timings
+	tokenSHA       []byte
+	hasTokenSHA    bool
+	// isError: a non-null top-level "error", or vLLM's `"object": "error"`.
+	isError bool
+}
+
+// parseChunk decodes the fields kvbench needs from one event's data and
+// validates the rest. It reports false for anything that is not a valid
+// JSON object.
+func parseChunk(s *scanner, c *chunk, data []byte) bool {
+	s.reset(data)
+	c.choice, c.hasFinish, c.hasUsage, c.hasTimings, c.hasTokenSHA, c.isError = false, false, false, false, false, false
+	c.content, c.reasoning, c.reasoningField = c.content[:0], c.reasoning[:0], ""
+	if s.peek() != '{' {
+		return false
+	}
+	empty, ok := s.objOpen()
+	if !ok {
+		return false
+	}
+	for !empty {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		switch string(k) {
+		case "choices":
+			ok = parseChoices(s, c)
+		case "usage":
+			ok = parseUsage(s, c)
+		case "timings":
+			ok = parseTimings(s, c)
+		case "tensorfold":
+			ok = parseTensorfold(s, c)
+		case "error":
+			if s.peek() == 'n' {
+				ok = s.lit("null")
+			} else {
+				c.isError = true
+				ok = s.skip()
+			}
+		case "object":
+			if s.peek() == '"' {
+				var raw []byte
+				raw, _, ok = s.str()
+				if string(raw) == "error" {
+					c.isError = true
+				}
+			} else {
+				ok = s.skip()
+			}
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+		more, ok := s.objNext()
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return s.end()
+}
+
+func parseChoices(s *scanner, c *chunk) bool {
+	if s.peek() != '[' {
+		return s.skip()
+	}
+	empty, ok := s.arrOpen()
+	if !ok {
+		return false
+	}
+	for !empty {
+		c.choice = true
+		if s.peek() == '{' {
+			ok = parseChoice(s, c)
+		} else {
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+		more, ok := s.arrNext()
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+func parseChoice(s *scanner, c *chunk) bool {
+	empty, ok := s.objOpen()
+	if !ok {
+		return false
+	}
+	for !empty {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		switch string(k) {
+		case "delta":
+			if s.peek() == '{' {
+				ok = parseDelta(s, c)
+			} else {
+				ok = s.skip()
+			}
+		case "text":
+			if s.peek() == '"' {
+				c.content, ok = s.appendStr(c.content)
+			} else {
+				ok = s.skip()
+			}
+		case "finish_reason":
+			if s.peek() == '"' {
+				c.finish, ok = s.appendStr(c.finish[:0])
+				c.hasFinish = true
+			} else {
+				ok = s.skip()
+			}
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+		more, ok := s.objNext()
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+// parseDelta reads content, and one reasoning field per delta:
+// reasoning_content when it is a non-empty string, else reasoning.
+func parseDelta(s *scanner, c *chunk) bool {
+	empty, ok := s.objOpen()
+	if !ok {
+		return false
+	}
+	mark := len(c.reasoning)
+	c.alt = c.alt[:0]
+	for !empty {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		switch string(k) {
+		case "content":
+			if s.peek() == '"' {
+				c.content, ok = s.appendStr(c.content)
+			} else {
+				ok = s.skip()
+			}
+		case "reasoning_content":
+			if s.peek() == '"' {
+				c.reasoning, ok = s.appendStr(c.reasoning[:mark])
+			} else {
+				ok = s.skip()
+			}
+		case "reasoning":
+			if s.peek() == '"' {
+				c.alt, ok = s.appendStr(c.alt[:0])
+			} else {
+				ok = s.skip()
+			}
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+		more, ok := s.objNext()
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	switch {
+	case len(c.reasoning) > mark:
+		if c.reasoningField == "" {
+			c.reasoningField = "reasoning_content"
+		}
+	case len(c.alt) > 0:
+		c.reasoning = append(c.reasoning, c.alt...)
+		if c.reasoningField == "" {
+			c.reasoningField = "reasoning"
+		}
+	}
+	return true
+}
+
+// parseUsage keeps the usage object of this chunk; a null usage is no
+// usage, any other non-object makes every count invalid.
+func parseUsage(s *scanner, c *chunk) bool {
+	switch s.peek() {
+	case 'n':
+		return s.lit("null")
+	case '{':
+	default:
+		c.hasUsage = true
+		c.usage = usage{count{st: countInvalid}, count{st: countInvalid}, count{st: countInvalid}}
+		return s.skip()
+	}
+	c.hasUsage = true
+	c.usage = usage{}
+	empty, ok := s.objOpen()
+	if !ok {
+		return false
+	}
+	for !empty {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		switch string(k) {
+		case "prompt_tokens":
+			c.usage.prompt, ok = readCount(s)
+		case "completion_tokens":
+			c.usage.completion, ok = readCount(s)
+		case "prompt_tokens_details":
+			ok = parseDetails(s, c)
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+		more, ok := s.objNext()
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+func parseDetails(s *scanner, c *chunk) bool {
+	c.usage.cached = count{}
+	switch s.peek() {
+	case 'n':
+		return s.lit("null")
+	case '{':
+	default:
+		c.usage.cached.st = countInvalid
+		return s.skip()
+	}
+	empty, ok := s.objOpen()
+	if !ok {
+		return false
+	}
+	for !empty {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		if string(k) == "cached_tokens" {
+			c.usage.cached, ok = readCount(s)
+		} else {
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+		more, ok := s.objNext()
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+// parseTimings reads llama.cpp's timings.cache_n.
+func parseTimings(s *scanner, c *chunk) bool {
+	if s.peek() != '{' {
+		return s.skip()
+	}
+	c.hasTimings = true
+	c.cacheN = count{}
+	empty, ok := s.objOpen()
+	if !ok {
+		return false
+	}
+	for !empty {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		if string(k) == "cache_n" {
+			c.cacheN, ok = readCount(s)
+		} else {
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+		more, ok := s.objNext()
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+// parseTensorfold reads tensorfold.token_sha.
+func parseTensorfold(s *scanner, c *chunk) bool {
+	if s.peek() != '{' {
+		return s.skip()
+	}
+	empty, ok := s.objOpen()
+	if !ok {
+		return false
+	}
+	for !empty {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		if string(k) == "token_sha" && s.peek() == '"' {
+			c.tokenSHA, ok = s.appendStr(c.tokenSHA[:0])
+			c.hasTokenSHA = ok
+		} else {
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+		more, ok := s.objNext()
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+// readCount reads a token count value of any JSON type.
+func readCount(s *scanner) (count, bool) {
+	switch c := s.peek(); {
+	case c == 'n':
+		return count{st: countNull}, s.lit("null")
+	case c == '-' || ('0' <= c && c <= '9'):
+		neg, integer, v, overflow, ok := s.num()
+		if !ok {
+			return count{}, false
+		}
+		if !integer || overflow || (neg && v != 0) || v > uint64(maxInt) {
+			return count{st: countInvalid}, true
+		}
+		return count{v: int(v), st: countValid}, true
+	default:
+		return count{st: countInvalid}, s.skip()
+	}
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// validTokenSHA: 12 or 64 lowercase hex characters.
+func validTokenSHA(b []byte) bool {
+	if len(b) != 12 && len(b) != 64 {
+		return false
+	}
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

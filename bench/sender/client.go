@@ -1,0 +1,398 @@
+package sender
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultRequestTimeout = 10 * time.Minute
+	DefaultIdleTimeout    = 60 * time.Second
+	modelsTimeout         = 30 * time.Second
+	// After [DONE] the rest of the body (normally just the end of the
+	// chunked encoding) is read for at most this long, so the connection
+	// can be reused.
+	drainTimeout = 500 * time.Millisecond
+	maxDrain     = 1 << 20
+)
+
+// Options configure a Client.
+type Options struct {
+	BaseURL  string   // already normalised (NormalizeURL), ends in /v1
+	Model    string   // the "model" field sent (served-model-name else model)
+	Endpoint Endpoint // for requests that leave it empty (Chat if empty)
+	// APIKey is sent as `Authorization: Bearer KEY` when not empty. It
+	// never appears in any error, log or Result.
+	APIKey string
+	// ExtraBody is merged into every body; a request's own ExtraBody is
+	// merged after it. Merging is per top-level key: a key also set by
+	// kvbench (e.g. max_tokens) takes the extra value.
+	ExtraBody map[string]any
+	IgnoreEOS bool // send "ignore_eos": true
+	// RequestTimeout bounds the whole request (default 10m, < 0: none).
+	RequestTimeout time.Duration
+	// IdleTimeout is the longest gap between two reads of the stream once
+	// the response headers have arrived (default 60s, < 0: none); beyond
+	// it the request fails as idle_timeout.
+	IdleTimeout time.Duration
+	// MaxLineBytes is the SSE line limit (default 16 MiB); longer lines
+	// fail the request as line_too_long.
+	MaxLineBytes int
+	// Transport replaces the shared HTTP transport (tests).
+	Transport http.RoundTripper
+}
+
+// Client sends streaming requests to one engine and measures them. It is
+// safe for concurrent use by thousands of goroutines.
+type Client struct {
+	opts      Options
+	hc        *http.Client
+	own       *http.Transport
+	chatURL   string
+	complURL  string
+	modelsURL string
+	extra     []field
+	extraErr  error
+	auth      string
+}
+
+// New returns a client for opts.BaseURL.
+func New(opts Options) *Client {
+	if opts.Endpoint == "" {
+		opts.Endpoint = Chat
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	base := strings.TrimRight(opts.BaseURL, "/")
+	c := &Client{
+		opts:      opts,
+		chatURL:   base + "/chat/completions",
+		complURL:  base + "/completions",
+		modelsURL: base + "/models",
+	}
+	if opts.APIKey != "" {
+		c.auth = "Bearer " + opts.APIKey
+	}
+	c.extra, c.extraErr = encodeExtra(opts.ExtraBody)
+	rt := opts.Transport
+	if rt == nil {
+		c.own = newTransport()
+		rt = c.own
+	}
+	c.hc = &http.Client{Transport: rt}
+	return c
+}
+
+// newTransport is sized for thousands of concurrent streams to one host:
+// no per-host connection cap, every connection kept for reuse, dials in
+// parallel, HTTP/1.1 only, no gzip (it would delay chunks).
+func newTransport() *http.Transport {
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	protos := new(http.Protocols)
+	protos.SetHTTP1(true)
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         d.DialContext,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: 1 << 16,
+		MaxConnsPerHost:     0,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 30 * time.Second,
+		DisableCompression:  true,
+		Protocols:           protos,
+	}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() {
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+	} else {
+		c.hc.CloseIdleConnections()
+	}
+}
+
+var (
+	errRequestTimeout = errors.New("request timeout")
+	errIdleTimeout    = errors.New("idle timeout")
+	errDrained        = errors.New("drained")
+)
+
+// Do sends req, reads its stream to the end and returns what was measured.
+// It never panics: every failure is in Result.Error and ErrorDetail.
+func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
+	if req == nil {
+		req = &Request{}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			now := time.Now()
+			res = failed(req, now, now, 0, "internal", c.redact(fmt.Sprint("panic: ", p)))
+		}
+	}()
+
+	ep := req.Endpoint
+	if ep == "" {
+		ep = c.opts.Endpoint
+	}
+	var target string
+	switch ep {
+	case Chat:
+		target = c.chatURL
+	case Completions:
+		target = c.complURL
+	default:
+		now := time.Now()
+		return failed(req, now, now, 0, ErrInvalidRequest, fmt.Sprintf("unknown endpoint %q", ep))
+	}
+	extra := c.extra
+	err := c.extraErr
+	if err == nil && len(req.ExtraBody) > 0 {
+		var own []field
+		if own, err = encodeExtra(req.ExtraBody); err == nil {
+			extra = mergeExtra(extra, own)
+		}
+	}
+	bb := getBodyBuf()
+	defer bb.release()
+	if err == nil {
+		bb.b, err = c.appendBody(bb.b, req, ep, extra)
+	}
+	if err != nil {
+		now := time.Now()
+		return failed(req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	body := bb.reader()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, body)
+	if err != nil {
+		body.Close()
+		now := time.Now()
+		return failed(req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+	}
+	hreq.ContentLength = int64(len(bb.b))
+	hreq.GetBody = func() (io.ReadCloser, error) { return bb.reader(), nil }
+	hreq.Header["Content-Type"] = []string{"application/json"}
+	hreq.Header["Accept"] = []string{"text/event-stream"}
+	hreq.Header["User-Agent"] = []string{"kvbench"}
+	if c.auth != "" {
+		hreq.Header["Authorization"] = []string{c.auth}
+	}
+	if d := c.opts.RequestTimeout; d > 0 {
+		t := time.AfterFunc(d, func() { cancel(errRequestTimeout) })
+		defer t.Stop()
+	}
+
+	submit := time.Now()
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		now := time.Now()
+		code, detail := c.classify(ctx, err)
+		if code == "" {
+			code, detail = ErrConnect, "POST "+redactURL(target)+": "+unwrapURLError(err).Error()
+		}
+		return failed(req, submit, now, 0, code, c.redact(oneLine(detail, maxDetailLen)))
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode >= 400 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxDetailScanLen))
+		now := time.Now()
+		detail := errorDetail(raw, "HTTP "+resp.Status)
+		if len(raw) == 0 {
+			detail = "HTTP " + resp.Status
+		}
+		detail = oneLine(detail, maxDetailLen) + c.authHint(resp.StatusCode)
+		return failed(req, submit, now, resp.StatusCode, fmt.Sprintf("http_%d", resp.StatusCode), c.redact(detail))
+	}
+
+	s := getStream(submit, time.Now, c.opts.MaxLineBytes, req.KeepText)
+	defer putStream(s)
+	var wd *watchdog
+	if d := c.opts.IdleTimeout; d > 0 {
+		wd = startWatchdog(submit, d, cancel)
+		s.lastRead = &wd.last
+	}
+	readErr := s.consume(resp.Body)
+	if wd != nil {
+		wd.stopWatch()
+	}
+	if readErr != nil {
+		now := time.Now()
+		code, detail := c.classify(ctx, readErr)
+		if code == "" {
+			code, detail = ErrIncomplete, "read: "+readErr.Error()
+		}
+		s.fail(code, c.redact(oneLine(detail, maxDetailLen)), now)
+	}
+	if s.errCode == ErrIncomplete && !isEventStream(resp.Header.Get("Content-Type")) {
+		s.errDetail = oneLine(s.errDetail+"; the response is "+resp.Header.Get("Content-Type")+", not text/event-stream", maxDetailLen)
+	}
+	if s.complete {
+		// Let the transport reuse the connection: read the end of the
+		// chunked body, briefly.
+		t := time.AfterFunc(drainTimeout, func() { cancel(errDrained) })
+		io.CopyN(io.Discard, resp.Body, maxDrain)
+		t.Stop()
+	}
+	return s.result(req, resp.StatusCode)
+}
+
+// classify names an error caused by a timeout or by the caller's context.
+func (c *Client) classify(ctx context.Context, err error) (code, detail string) {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, errIdleTimeout):
+		return ErrIdleTimeout, "no data for " + c.opts.IdleTimeout.String()
+	case errors.Is(cause, errRequestTimeout):
+		return ErrTimeout, "request took longer than " + c.opts.RequestTimeout.String()
+	case errors.Is(cause, context.DeadlineExceeded):
+		return ErrTimeout, "the caller's deadline passed"
+	case errors.Is(cause, context.Canceled):
+		return ErrCanceled, "canceled by the caller"
+	case cause != nil:
+		return ErrCanceled, "canceled: " + cause.Error()
+	}
+	return "", ""
+}
+
+func (c *Client) authHint(status int) string {
+	if status != http.StatusUnauthorized && status != http.StatusForbidden {
+		return ""
+	}
+	if c.opts.APIKey == "" {
+		return "; the engine wants a key: pass --api-key-env NAME (the environment variable holding it)"
+	}
+	return "; the engine refused the key: check the variable named by --api-key-env NAME"
+}
+
+// redact removes the API key from any text that leaves the client.
+func (c *Client) redact(s string) string {
+	if k := c.opts.APIKey; k != "" && strings.Contains(s, k) {
+		s = strings.ReplaceAll(s, k, "[redacted]")
+	}
+	return s
+}
+
+func isEventStream(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/event-stream"
+}
+
+// failed is the Result of a request that produced no stream.
+func failed(req *Request, submit, finish time.Time, status int, code, detail string) Result {
+	s := getStream(submit, nil, 0, false)
+	defer putStream(s)
+	s.fail(code, detail, finish)
+	return s.result(req, status)
+}
+
+// watchdog fails a stream whose reads stop for longer than idle. Reads
+// only store a timestamp; the timer wakes once per idle period and re-arms
+// itself for the remaining time, so nothing is reset per chunk.
+type watchdog struct {
+	base    time.Time
+	idle    time.Duration
+	last    atomic.Int64 // nanoseconds since base of the latest read
+	stopped atomic.Bool
+	timer   atomic.Pointer[time.Timer]
+	cancel  context.CancelCauseFunc
+}
+
+func startWatchdog(base time.Time, idle time.Duration, cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{base: base, idle: idle, cancel: cancel}
+	w.last.Store(int64(time.Since(base)))
+	t := time.AfterFunc(time.Duration(1<<62), w.fire)
+	w.timer.Store(t)
+	t.Reset(idle)
+	return w
+}
+
+func (w *watchdog) fire() {
+	if w.stopped.Load() {
+		return
+	}
+	gap := time.Since(w.base) - time.Duration(w.last.Load())
+	if gap >= w.idle {
+		w.cancel(errIdleTimeout)
+		return
+	}
+	w.timer.Load().Reset(w.idle - gap)
+}
+
+func (w *watchdog) stopWatch() {
+	w.stopped.Store(true)
+	w.timer.Load().Stop()
+}
+
+// Models lists the engine's model ids (GET {base}/models), in order.
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
+	defer cancel()
+	where := "GET " + redactURL(c.modelsURL)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.modelsURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", where, c.redact(unwrapURLError(err).Error()))
+	}
+	hreq.Header["Accept"] = []string{"application/json"}
+	hreq.Header["User-Agent"] = []string{"kvbench"}
+	if c.auth != "" {
+		hreq.Header["Authorization"] = []string{c.auth}
+	}
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", where, c.redact(unwrapURLError(err).Error()))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxDetailScanLen))
+		detail := "HTTP " + resp.Status
+		if len(raw) > 0 {
+			detail += ": " + errorDetail(raw, "")
+		}
+		return nil, fmt.Errorf("%s: %s%s", where, c.redact(oneLine(detail, maxDetailLen)), c.authHint(resp.StatusCode))
+	}
+	var doc struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: not an OpenAI model list: %s", where, c.redact(oneLine(err.Error(), maxDetailLen)))
+	}
+	ids := make([]string, 0, len(doc.Data))
+	for _, m := range doc.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%s: the engine lists no models", where)
+	}
+	return ids, nil
+}

@@ -1,0 +1,331 @@
+package sender
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Reasons a receipt is unverified.
+const (
+	ReasonError          = "error"
+	ReasonIncomplete     = "incomplete"
+	ReasonUsageMissing   = "usage_missing"
+	ReasonDetailsAbsent  = "details_absent"
+	ReasonInvalidCount   = "invalid_count"
+	ReasonCachedGtPrompt = "cached_gt_prompt"
+)
+
+// Measure parses an SSE body and measures it as Client.Do would for a
+// response that arrived with status 200: submit is when the request was
+// sent, now is the clock read after every read of body (time.Now when
+// nil), maxLine the SSE line limit (DefaultMaxLineBytes when <= 0). A read
+// error other than io.EOF ends the stream as `incomplete`.
+func Measure(body io.Reader, req *Request, submit time.Time, now func() time.Time, maxLine int) Result {
+	if req == nil {
+		req = &Request{}
+	}
+	s := getStream(submit, now, maxLine, req.KeepText)
+	defer putStream(s)
+	if err := s.consume(body); err != nil {
+		s.fail(ErrIncomplete, "read: "+oneLine(err.Error(), maxDetailLen), s.now())
+	}
+	return s.result(req, 0)
+}
+
+// vals holds every value a Result points to, so that filling a Result
+// costs one allocation rather than one per field.
+type vals struct {
+	f [16]float64
+	i [4]int
+	s [2]string
+}
+
+// result derives every figure of the record from the parsed stream.
+func (s *stream) result(req *Request, status int) Result {
+	v := new(vals)
+	fi := 0
+	f := func(x float64) *float64 {
+		p := &v.f[fi]
+		fi++
+		*p = x
+		return p
+	}
+	r := Result{
+		RequestID:      req.ID,
+		Phase:          req.Phase,
+		HTTPStatus:     status,
+		Submit:         s.submit,
+		Finish:         s.finish,
+		Complete:       s.complete,
+		Chunks:         s.chunks,
+		ReasoningField: s.reasonFld,
+	}
+	if r.Finish.IsZero() {
+		r.Finish = s.submit
+	}
+	submitUnix := unixSeconds(s.submit)
+	abs := func(t time.Time) float64 { return submitUnix + t.Sub(s.submit).Seconds() }
+	r.SubmitTime = submitUnix
+	r.FinishTime = abs(r.Finish)
+	r.RequestLatency = r.Finish.Sub(s.submit).Seconds()
+	if !req.Scheduled.IsZero() {
+		lag := s.submit.Sub(req.Scheduled)
+		r.ScheduledTime = f(submitUnix - lag.Seconds())
+		r.DispatchLagMs = f(ms(lag))
+	}
+	if s.errCode != "" {
+		v.s[0], v.s[1] = s.errCode, s.errDetail
+		r.Error, r.ErrorDetail = &v.s[0], &v.s[1]
+	}
+	if s.hasFirst {
+		r.FirstToken = s.first
+		r.FirstTokenTime = f(abs(s.first))
+		r.TTFT = f(s.first.Sub(s.submit).Seconds())
+	}
+	if s.hasUsage {
+		r.PromptTokens = s.usage.prompt.ptr(&v.i[0])
+		r.CachedTokens = s.usage.cached.ptr(&v.i[1])
+		r.CompletionTokens = s.usage.completion.ptr(&v.i[2])
+	}
+	r.CacheN = s.cacheN.ptr(&v.i[3])
+	if s.hasFinish {
+		why := string(s.finishWhy)
+		r.FinishReason = &why
+	}
+	clean := s.complete && s.errCode == ""
+	completion := s.usage.completion
+	if !s.hasUsage {
+		completion = count{}
+	}
+	r.Successful = clean && (s.hasFirst || (completion.valid() && completion.v > 0))
+
+	state, reason := s.receipt()
+	r.CacheState = state
+	if reason != "" {
+		r.UnverifiedReason = &reason
+	}
+
+	// decode speed (LMCache): output tokens over finish - first token.
+	if r.Successful && s.hasFirst {
+		out := s.chunks
+		if completion.valid() && completion.v > 0 {
+			out = completion.v
+		}
+		if span := s.finish.Sub(s.first); span > 0 {
+			r.DecodeSpeed = float64(out) / span.Seconds()
+		}
+	}
+	if clean && completion.valid() && s.chunks > 0 {
+		r.TokensPerChunk = f(float64(completion.v) / float64(s.chunks))
+	}
+	// ITL and round gaps: a chunk of k tokens is k tokens arriving
+	// together, so of tokens-1 samples, chunks-1 are the chunk gaps and
+	// tokens-chunks are zeros.
+	if clean && completion.valid() && s.chunks >= 2 && completion.v >= s.chunks {
+		tokens, n := completion.v, s.chunks
+		gaps := s.gaps[:0]
+		for k := 1; k < n; k++ {
+			gaps = append(gaps, s.arrivals[k]-s.arrivals[k-1])
+		}
+		if req.KeepGaps {
+			r.RoundGapsMs = make([]float64, len(gaps))
+			for k, g := range gaps {
+				r.RoundGapsMs[k] = ms(g)
+			}
+		}
+		slices.Sort(gaps)
+		s.gaps = gaps
+		zeros := tokens - n
+		itl := func(p int) float64 {
+			k := nearestRank(tokens-1, p)
+			if k <= zeros {
+				return 0
+			}
+			return ms(gaps[k-zeros-1])
+		}
+		r.ITLMeanMs = f(ms(s.arrivals[n-1]-s.arrivals[0]) / float64(tokens-1))
+		r.ITLP50Ms = f(itl(50))
+		r.ITLP95Ms = f(itl(95))
+		r.RoundGapP50Ms = f(ms(gaps[nearestRank(n-1, 50)-1]))
+		r.RoundGapP95Ms = f(ms(gaps[nearestRank(n-1, 95)-1]))
+	}
+	if state == StateCold && s.hasFirst {
+		if ttft := s.first.Sub(s.submit).Seconds(); ttft > 0 {
+			r.PrefillTPS = f(float64(s.usage.prompt.v) / ttft)
+		}
+	}
+	// Fingerprints: complete streams with some non-empty text only.
+	if clean && s.hasOutput {
+		var buf [2 * sha256.Size]byte
+		d := s.contentH.Sum(buf[:0])
+		d = s.reasonH.Sum(d)
+		sum := sha256.Sum256(d)
+		h := hex.EncodeToString(sum[:])
+		r.OutputSHA256 = &h
+		if s.tokenSHALn > 0 {
+			t := string(s.tokenSHA[:s.tokenSHALn])
+			r.TokenSHA = &t
+		}
+	}
+	if req.KeepText {
+		r.Text = string(s.text)
+	}
+	return r
+}
+
+// receipt decides the observed cache state. Precedence of the
+// unverified reasons, first match wins: error (any error but
+// `incomplete`), incomplete, usage_missing, details_absent, invalid_count,
+// cached_gt_prompt. details_absent covers an absent or null
+// prompt_tokens_details and an absent or null cached_tokens inside it.
+func (s *stream) receipt() (state, reason string) {
+	u := s.usage
+	switch {
+	case s.errCode != "" && s.errCode != ErrIncomplete:
+		return StateUnverified, ReasonError
+	case !s.complete:
+		return StateUnverified, ReasonIncomplete
+	case !s.hasUsage:
+		return StateUnverified, ReasonUsageMissing
+	case u.cached.st == countAbsent || u.cached.st == countNull:
+		return StateUnverified, ReasonDetailsAbsent
+	case !u.prompt.valid() || !u.cached.valid():
+		return StateUnverified, ReasonInvalidCount
+	case u.cached.v > u.prompt.v:
+		return StateUnverified, ReasonCachedGtPrompt
+	case u.cached.v == 0:
+		return StateCold, ""
+	default:
+		return StateReused, ""
+	}
+}
+
+// nearestRank is the 1-based nearest rank of percentile p among n sorted
+// samples: ceil(p*n/100), at least 1.
+func nearestRank(n, p int) int {
+	k := (p*n + 99) / 100
+	return max(1, min(k, n))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}
+
+// CompareFingerprint compares two results' fingerprints: token_sha when
+// tokens is true, else output_sha256. It returns nil (unverified) when
+// either side is missing, failed, incomplete or has no hash: a missing
+// hash is never a pass.
+func CompareFingerprint(a, b *Result, tokens bool) *bool {
+	pick := func(r *Result) *string {
+		if r == nil || !r.Successful || !r.Complete || r.Error != nil {
+			return nil
+		}
+		if tokens {
+			return r.TokenSHA
+		}
+		return r.OutputSHA256
+	}
+	ha, hb := pick(a), pick(b)
+	if ha == nil || hb == nil {
+		return nil
+	}
+	eq := *ha == *hb
+	return &eq
+}
+
+// errorDetail turns an OpenAI-style error body into one short line:
+// "message (type: T, code: C)". what names the source when the body says
+// nothing useful.
+func errorDetail(body []byte, what string) string {
+	if len(body) > maxDetailScanLen {
+		body = body[:maxDetailScanLen]
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err == nil {
+		src := doc
+		if e, ok := doc["error"].(map[string]any); ok {
+			src = e
+		} else if e, ok := doc["error"].(string); ok {
+			return oneLine(e, maxDetailLen)
+		}
+		msg := scalar(src["message"])
+		if msg == "" {
+			msg = scalar(doc["detail"])
+		}
+		if msg == "" {
+			if d, ok := doc["detail"]; ok && d != nil {
+				b, _ := json.Marshal(d)
+				msg = string(b)
+			}
+		}
+		var extra []string
+		if t := scalar(src["type"]); t != "" {
+			extra = append(extra, "type: "+t)
+		}
+		if c := scalar(src["code"]); c != "" {
+			extra = append(extra, "code: "+c)
+		}
+		out := msg
+		if len(extra) > 0 {
+			if out != "" {
+				out += " "
+			}
+			out += "(" + strings.Join(extra, ", ") + ")"
+		}
+		if out != "" {
+			return oneLine(out, maxDetailLen)
+		}
+	}
+	text := oneLine(string(body), maxDetailLen)
+	if text == "" {
+		return what
+	}
+	return text
+}
+
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return fmt.Sprint(x)
+	case bool:
+		return fmt.Sprint(x)
+	}
+	return ""
+}
+
+// oneLine collapses whitespace runs (newlines included) to single spaces
+// and truncates to max bytes on a rune boundary.
+func oneLine(s string, max int) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if r == utf8.RuneError || r < 0x20 || r == ' ' || r == 0x7f {
+			if r == utf8.RuneError {
+				r = '?'
+			} else {
+				space = b.Len() > 0
+				continue
+			}
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if b.Len()+utf8.RuneLen(r) > max {
+			return b.String() + "..."
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

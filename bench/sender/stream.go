@@ -1,0 +1,399 @@
+package sender
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"hash"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Error codes of a Result (spec/record.md), plus kvbench's additions
+// `canceled` (the caller's context ended the request) and
+// `invalid_request` (the request could not be encoded).
+const (
+	ErrStreamError    = "stream_error"
+	ErrInvalidJSON    = "invalid_json"
+	ErrConnect        = "connect"
+	ErrIdleTimeout    = "idle_timeout"
+	ErrTimeout        = "timeout"
+	ErrIncomplete     = "incomplete"
+	ErrLineTooLong    = "line_too_long"
+	ErrCanceled       = "canceled"
+	ErrInvalidRequest = "invalid_request"
+)
+
+// DefaultMaxLineBytes is the SSE line limit when none is given.
+const DefaultMaxLineBytes = 16 << 20
+
+const (
+	initialBuf = 16 << 10
+	// Buffers grown past these sizes by one long stream are not pooled.
+	maxPooledBuf     = 1 << 20
+	maxPooledChunks  = 1 << 16
+	maxDetailLen     = 200
+	maxDetailScanLen = 64 << 10
+)
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// stream parses one SSE response body and measures it. It is pooled: the
+// buffers, hashers and arrival slice are reused from request to request,
+// so the per-chunk path allocates nothing.
+type stream struct {
+	// Set per use.
+	submit   time.Time
+	now      func() time.Time
+	maxLine  int
+	keepText bool
+	// lastRead, when set, receives the time of every read (as nanoseconds
+	// since submit) for the idle watchdog.
+	lastRead *atomic.Int64
+
+	// Reading.
+	buf     []byte
+	r, w    int
+	skipLF  bool // the last line ended in CR: a following LF belongs to it
+	started bool // the leading BOM was looked for
+	readAt  time.Time
+
+	// The event being assembled.
+	ev      []byte
+	evData  bool
+	evError bool
+
+	sc scanner
+	ch chunk
+
+	// Outcome.
+	done       bool
+	seen       bool // a choice or usage chunk arrived
+	complete   bool
+	errCode    string
+	errDetail  string
+	finish     time.Time
+	first      time.Time
+	hasFirst   bool
+	chunks     int
+	arrivals   []time.Duration // content/reasoning chunk arrivals since submit
+	gaps       []time.Duration // scratch for the percentiles
+	contentH   hash.Hash
+	reasonH    hash.Hash
+	hasOutput  bool
+	usage      usage
+	hasUsage   bool
+	cacheN     count
+	tokenSHA   [64]byte
+	tokenSHALn int
+	finishWhy  []byte
+	hasFinish  bool
+	reasonFld  string
+	text       []byte
+}
+
+var streamPool = sync.Pool{New: func() any {
+	return &stream{
+		buf:      make([]byte, initialBuf),
+		contentH: sha256.New(),
+		reasonH:  sha256.New(),
+	}
+}}
+
+func getStream(submit time.Time, now func() time.Time, maxLine int, keepText bool) *stream {
+	s := streamPool.Get().(*stream)
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	if now == nil {
+		now = time.Now
+	}
+	s.submit, s.now, s.maxLine, s.keepText, s.lastRead = submit, now, maxLine, keepText, nil
+	s.r, s.w, s.skipLF, s.started, s.readAt = 0, 0, false, false, time.Time{}
+	s.ev, s.evData, s.evError = s.ev[:0], false, false
+	s.done, s.seen, s.complete, s.errCode, s.errDetail = false, false, false, "", ""
+	s.finish, s.first, s.hasFirst, s.chunks = time.Time{}, time.Time{}, false, 0
+	s.arrivals, s.gaps = s.arrivals[:0], s.gaps[:0]
+	s.contentH.Reset()
+	s.reasonH.Reset()
+	s.hasOutput, s.usage, s.hasUsage, s.cacheN, s.tokenSHALn = false, usage{}, false, count{}, 0
+	s.finishWhy, s.hasFinish, s.reasonFld, s.text = s.finishWhy[:0], false, "", s.text[:0]
+	return s
+}
+
+func putStream(s *stream) {
+	if len(s.buf) > maxPooledBuf {
+		s.buf = make([]byte, initialBuf)
+	}
+	if cap(s.ev) > maxPooledBuf {
+		s.ev = nil
+	}
+	if cap(s.text) > maxPooledBuf {
+		s.text = nil
+	}
+	if cap(s.arrivals) > maxPooledChunks {
+		s.arrivals, s.gaps = nil, nil
+	}
+	s.now, s.lastRead = nil, nil
+	streamPool.Put(s)
+}
+
+// fail records the first error and stops the stream.
+func (s *stream) fail(code, detail string, at time.Time) {
+	if s.errCode == "" {
+		s.errCode, s.errDetail = code, detail
+		s.finish = at
+	}
+	s.done = true
+}
+
+// consume reads the body until [DONE], an error, or EOF. A non-nil error is
+// a read error the caller classifies (timeouts, cancellation, resets).
+func (s *stream) consume(body io.Reader) error {
+	for !s.done {
+		if s.w == len(s.buf) {
+			s.makeRoom()
+		}
+		n, err := body.Read(s.buf[s.w:])
+		if n > 0 {
+			s.readAt = s.now()
+			if s.lastRead != nil {
+				s.lastRead.Store(int64(s.readAt.Sub(s.submit)))
+			}
+			s.w += n
+			s.scan(false)
+		}
+		if err != nil && !s.done {
+			if err == io.EOF {
+				s.eof()
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// makeRoom moves the partial line to the front, or grows the buffer when
+// the partial line fills it (scan has already refused lines over the
+// limit, so growth stops near maxLine).
+func (s *stream) makeRoom() {
+	if s.r > 0 {
+		s.w = copy(s.buf, s.buf[s.r:s.w])
+		s.r = 0
+		return
+	}
+	n := min(2*len(s.buf), s.maxLine+2)
+	if n <= len(s.buf) {
+		n = len(s.buf) + 1
+	}
+	nb := make([]byte, n)
+	copy(nb, s.buf[:s.w])
+	s.buf = nb
+}
+
+// scan splits the buffered bytes into lines (LF, CRLF or CR) and feeds
+// them to line. At EOF an unterminated last line is a line too.
+func (s *stream) scan(eof bool) {
+	for !s.done {
+		seg := s.buf[s.r:s.w]
+		if !s.started {
+			if len(seg) < len(bom) && !eof && bytes.HasPrefix(bom, seg) {
+				return
+			}
+			if bytes.HasPrefix(seg, bom) {
+				s.r += len(bom)
+				seg = seg[len(bom):]
+			}
+			s.started = true
+		}
+		if s.skipLF {
+			if len(seg) == 0 {
+				return
+			}
+			if seg[0] == '\n' {
+				s.r++
+				seg = seg[1:]
+			}
+			s.skipLF = false
+		}
+		var line []byte
+		if nl := bytes.IndexByte(seg, '\n'); nl >= 0 {
+			line = seg[:nl]
+			s.r += nl + 1
+			if cr := bytes.IndexByte(line, '\r'); cr >= 0 {
+				// CRLF, or a CR-terminated line before this LF.
+				line = seg[:cr]
+				if cr != nl-1 {
+					s.r -= nl - cr
+				}
+			}
+		} else if cr := bytes.IndexByte(seg, '\r'); cr >= 0 {
+			line = seg[:cr]
+			s.r += cr + 1
+			s.skipLF = cr == len(seg)-1
+		} else {
+			if len(seg) > s.maxLine {
+				s.tooLong()
+				return
+			}
+			if eof && len(seg) > 0 {
+				s.r = s.w
+				s.line(seg)
+			}
+			return
+		}
+		if len(line) > s.maxLine {
+			s.tooLong()
+			return
+		}
+		s.line(line)
+	}
+}
+
+func (s *stream) tooLong() {
+	s.fail(ErrLineTooLong, "an SSE line is over "+itoa(s.maxLine)+" bytes", s.readAt)
+}
+
+// line applies one SSE line to the event being assembled.
+func (s *stream) line(l []byte) {
+	if len(l) == 0 {
+		s.dispatch(false)
+		return
+	}
+	if l[0] == ':' {
+		return // comment or keep-alive
+	}
+	var field, val []byte
+	if len(l) > 5 && string(l[:5]) == "data:" {
+		field, val = l[:4], l[5:]
+	} else if i := bytes.IndexByte(l, ':'); i >= 0 {
+		field, val = l[:i], l[i+1:]
+	} else {
+		field = l
+	}
+	if len(val) > 0 && val[0] == ' ' {
+		val = val[1:]
+	}
+	switch string(field) {
+	case "data":
+		if s.evData {
+			s.ev = append(s.ev, '\n')
+		}
+		s.ev = append(s.ev, val...)
+		s.evData = true
+		if len(s.ev) > s.maxLine {
+			s.fail(ErrLineTooLong, "an SSE event's data is over "+itoa(s.maxLine)+" bytes", s.readAt)
+		}
+	case "event":
+		s.evError = string(val) == "error"
+	}
+}
+
+// dispatch handles a complete event. At EOF (lenient) a pending event that
+// is not valid JSON is a truncated one and is dropped.
+func (s *stream) dispatch(lenient bool) {
+	data, hasData, isErr := s.ev, s.evData, s.evError
+	s.ev, s.evData, s.evError = s.ev[:0], false, false
+	if !hasData {
+		return
+	}
+	if isErr {
+		s.fail(ErrStreamError, errorDetail(data, "event: error"), s.readAt)
+		return
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return
+	}
+	if string(trimmed) == "[DONE]" {
+		if !s.seen {
+			s.fail(ErrIncomplete, "[DONE] before any choice or usage chunk", s.readAt)
+			return
+		}
+		s.complete = true
+		s.finish = s.readAt
+		s.done = true
+		return
+	}
+	c := &s.ch
+	if !parseChunk(&s.sc, c, data) {
+		if !lenient {
+			s.fail(ErrInvalidJSON, "malformed JSON chunk: "+oneLine(string(data), maxDetailLen), s.readAt)
+		}
+		return
+	}
+	if c.isError {
+		s.fail(ErrStreamError, errorDetail(data, "error in stream"), s.readAt)
+		return
+	}
+	if c.choice || c.hasUsage {
+		s.seen = true
+	}
+	if c.hasUsage {
+		s.usage, s.hasUsage = c.usage, true
+	}
+	if c.hasTimings {
+		s.cacheN = c.cacheN
+	}
+	if c.hasTokenSHA && validTokenSHA(c.tokenSHA) {
+		s.tokenSHALn = copy(s.tokenSHA[:], c.tokenSHA)
+	}
+	if c.hasFinish {
+		s.finishWhy, s.hasFinish = append(s.finishWhy[:0], c.finish...), true
+	}
+	if len(c.content) == 0 && len(c.reasoning) == 0 {
+		return
+	}
+	t := s.readAt
+	if !s.hasFirst {
+		s.first, s.hasFirst = t, true
+	}
+	s.chunks++
+	s.arrivals = append(s.arrivals, t.Sub(s.submit))
+	s.hasOutput = true
+	if len(c.content) > 0 {
+		s.contentH.Write(c.content)
+		if s.keepText {
+			s.text = append(s.text, c.content...)
+		}
+	}
+	if len(c.reasoning) > 0 {
+		s.reasonH.Write(c.reasoning)
+		if s.reasonFld == "" {
+			s.reasonFld = c.reasoningField
+		}
+	}
+}
+
+// eof ends the stream at the end of the body.
+func (s *stream) eof() {
+	s.readAt = s.now()
+	s.scan(true)
+	if !s.done && s.evData {
+		s.dispatch(true)
+	}
+	if s.done {
+		return
+	}
+	detail := "stream ended without [DONE]"
+	if s.hasFinish {
+		detail = "stream ended after finish_reason without [DONE]"
+	}
+	s.fail(ErrIncomplete, detail, s.readAt)
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	if n == 0 {
+		return "0"
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,60 @@
+package sender
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// NormalizeURL turns an --engine-url value into the API base the client
+// uses: `http://` is added when no scheme is given, trailing slashes are
+// dropped and `/v1` is appended unless the path already ends with it.
+func NormalizeURL(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "", fmt.Errorf("--engine-url: empty URL")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("--engine-url %q: %v", redactURL(raw), unwrapURLError(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("--engine-url %q: scheme must be http or https", u.Redacted())
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("--engine-url %q: no host", u.Redacted())
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("--engine-url %q: a base URL takes no query or fragment", u.Redacted())
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	if !strings.HasSuffix(u.Path, "/v1") {
+		u.Path += "/v1"
+	}
+	return u.String(), nil
+}
+
+// unwrapURLError drops url.Error's repetition of the input.
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// redactURL hides any password in a URL that may not parse.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	if i := strings.Index(raw, "@"); i >= 0 {
+		if j := strings.Index(raw, "://"); j >= 0 && j < i {
+			return raw[:j+3] + "xxxxx" + raw[i:]
+		}
+	}
+	return raw
+}
