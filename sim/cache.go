@@ -1,0 +1,259 @@
+package sim
+
+import "sync"
+
+// The prefix cache works like vLLM's: a prompt is cut into full blocks of
+// blockSize tokens, block i is keyed by hash(key of block i-1, ids of block
+// i), so a block can only be found through the whole prefix before it. The
+// GPU tier keeps blocks under LRU; blocks that running requests use are
+// pinned and never evicted. An optional CPU tier (LMCache-like) receives the
+// blocks the GPU tier evicts and hands them back on a hit (the tiers are
+// exclusive: a block lives in one of them).
+
+type tierID int8
+
+const (
+	tierGPU tierID = iota
+	tierCPU
+)
+
+type block struct {
+	hash       uint64
+	tier       tierID
+	refs       int // running requests using it; pinned while > 0 (GPU only)
+	prev, next *block
+}
+
+// lru is an intrusive doubly linked list: head is the next victim.
+type lru struct {
+	head, tail *block
+	n          int
+}
+
+func (l *lru) pushBack(b *block) {
+	b.prev, b.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = b
+	} else {
+		l.head = b
+	}
+	l.tail = b
+	l.n++
+}
+
+func (l *lru) remove(b *block) {
+	if b.prev != nil {
+		b.prev.next = b.next
+	} else {
+		l.head = b.next
+	}
+	if b.next != nil {
+		b.next.prev = b.prev
+	} else {
+		l.tail = b.prev
+	}
+	b.prev, b.next = nil, nil
+	l.n--
+}
+
+// prefixCache is safe for concurrent use.
+type prefixCache struct {
+	mu        sync.Mutex
+	blockSize int
+	gpuCap    int // blocks
+	cpuCap    int // blocks
+	blocks    map[uint64]*block
+	gpuUsed   int // resident GPU blocks, pinned or not
+	gpuFree   lru // resident GPU blocks with refs == 0
+	cpu       lru // every CPU block
+}
+
+func newPrefixCache(blockSize, gpuBlocks, cpuBlocks int) *prefixCache {
+	return &prefixCache{
+		blockSize: blockSize,
+		gpuCap:    gpuBlocks,
+		cpuCap:    cpuBlocks,
+		blocks:    make(map[uint64]*block),
+	}
+}
+
+// lookup is what one admitted request saw in the cache.
+type lookup struct {
+	PromptTokens int // tokens looked up (the whole prompt)
+	GPUTokens    int // served from the GPU tier
+	CPUTokens    int // served from the CPU tier (charged at --cpu-load-tps)
+	pinned       []*block
+}
+
+// Cached is the cached_tokens the request reports: both tiers' hits.
+func (l lookup) Cached() int { return l.GPUTokens + l.CPUTokens }
+
+// blockHashes returns the chained keys of ids' full blocks.
+func blockHashes(ids []uint32, blockSize int) []uint64 {
+	n := len(ids) / blockSize
+	hashes := make([]uint64, n)
+	parent := uint64(fnvOffset64)
+	for i := 0; i < n; i++ {
+		h := fnvAdd64(fnvOffset64, parent)
+		for _, id := range ids[i*blockSize : (i+1)*blockSize] {
+			h = fnvAdd32(h, id)
+		}
+		hashes[i] = h
+		parent = h
+	}
+	return hashes
+}
+
+// acquire looks the prompt up, then inserts and pins every full block of
+// it, so that a request's own blocks survive while it runs. Only whole
+// blocks are served and the last prompt token never is (it must be
+// computed to produce the first output token), so at most
+// floor((len(ids)-1)/blockSize) blocks hit. The caller must release.
+func (c *prefixCache) acquire(ids []uint32) lookup {
+	res := lookup{PromptTokens: len(ids)}
+	if c.gpuCap == 0 || len(ids) == 0 {
+		return res
+	}
+	hashes := blockHashes(ids, c.blockSize)
+	maxHit := (len(ids) - 1) / c.blockSize
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	// 1. The cached run of the chain: pin its GPU blocks first, so that
+	// making room below can never evict them, and take its CPU blocks out
+	// of the CPU tier's LRU.
+	var fromCPU []*block
+	n := 0
+	for ; n < len(hashes); n++ {
+		b := c.blocks[hashes[n]]
+		if b == nil {
+			break
+		}
+		hit := n < maxHit
+		switch b.tier {
+		case tierGPU:
+			c.pin(b)
+			res.pinned = append(res.pinned, b)
+			if hit {
+				res.GPUTokens += c.blockSize
+			}
+		case tierCPU:
+			c.cpu.remove(b)
+			fromCPU = append(fromCPU, b)
+			if hit {
+				res.CPUTokens += c.blockSize
+			}
+		}
+	}
+	// 2. Promote the CPU hits to the GPU tier. Without GPU room (every
+	// block pinned) a block was still loaded for this request but stays in
+	// the CPU tier.
+	for _, b := range fromCPU {
+		if !c.makeRoom() {
+			if c.cpu.n >= c.cpuCap && c.cpu.head != nil {
+				old := c.cpu.head
+				c.cpu.remove(old)
+				delete(c.blocks, old.hash)
+			}
+			c.cpu.pushBack(b)
+			continue
+		}
+		b.tier = tierGPU
+		c.gpuUsed++
+		b.refs = 1
+		res.pinned = append(res.pinned, b)
+	}
+	// 3. Insert the rest of the chain as freshly computed blocks.
+	for _, h := range hashes[n:] {
+		if b := c.blocks[h]; b != nil {
+			// A block whose parent was evicted: unreachable until now.
+			if b.tier == tierGPU {
+				c.pin(b)
+				res.pinned = append(res.pinned, b)
+				continue
+			}
+			c.cpu.remove(b)
+			delete(c.blocks, h)
+		}
+		if !c.makeRoom() {
+			// Every GPU block is pinned by running requests: the rest of
+			// this prompt cannot be kept.
+			break
+		}
+		b := &block{hash: h, tier: tierGPU, refs: 1}
+		c.blocks[h] = b
+		c.gpuUsed++
+		res.pinned = append(res.pinned, b)
+	}
+	return res
+}
+
+func (c *prefixCache) pin(b *block) {
+	if b.refs == 0 {
+		c.gpuFree.remove(b)
+	}
+	b.refs++
+}
+
+// makeRoom frees one GPU block if the tier is full, demoting the least
+// recently used unpinned block to the CPU tier (or dropping it). It reports
+// whether there is room for one more block.
+func (c *prefixCache) makeRoom() bool {
+	if c.gpuUsed < c.gpuCap {
+		return true
+	}
+	victim := c.gpuFree.head
+	if victim == nil {
+		return false
+	}
+	c.gpuFree.remove(victim)
+	c.gpuUsed--
+	if c.cpuCap == 0 {
+		delete(c.blocks, victim.hash)
+		return true
+	}
+	if c.cpu.n >= c.cpuCap {
+		old := c.cpu.head
+		c.cpu.remove(old)
+		delete(c.blocks, old.hash)
+	}
+	victim.tier = tierCPU
+	c.cpu.pushBack(victim)
+	return true
+}
+
+// release unpins a request's blocks. As in vLLM they are freed tail first,
+// so that under pressure a prefix loses its end before its start.
+func (c *prefixCache) release(l *lookup) {
+	if len(l.pinned) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(l.pinned) - 1; i >= 0; i-- {
+		b := l.pinned[i]
+		b.refs--
+		if b.refs == 0 {
+			c.gpuFree.pushBack(b)
+		}
+	}
+	l.pinned = nil
+}
+
+// usage is the share of GPU blocks in use, in [0,1].
+func (c *prefixCache) usage() float64 {
+	if c.gpuCap == 0 {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return float64(c.gpuUsed) / float64(c.gpuCap)
+}
+
+// resident reports the blocks held by each tier (for tests and /status).
+func (c *prefixCache) resident() (gpu, cpu int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gpuUsed, c.cpu.n
+}

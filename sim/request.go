@@ -1,0 +1,232 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+type endpoint int
+
+const (
+	endpointChat endpoint = iota
+	endpointCompletions
+)
+
+// wireMessage is a chat message as sent; content may be a string, null or
+// a list of parts.
+type wireMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// generateRequest holds the fields of both endpoints that the engine uses;
+// everything else is accepted and ignored.
+type generateRequest struct {
+	Model               string          `json:"model"`
+	Messages            []wireMessage   `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	MinTokens           int             `json:"min_tokens"`
+	IgnoreEOS           bool            `json:"ignore_eos"`
+	Temperature         *float64        `json:"temperature"`
+	Seed                *int64          `json:"seed"`
+	N                   *int            `json:"n"`
+}
+
+// badRequest is a client error answered with 400.
+type badRequest struct{ msg string }
+
+func (e badRequest) Error() string { return e.msg }
+
+func badf(format string, a ...any) error { return badRequest{fmt.Sprintf(format, a...)} }
+
+// parseMessages turns wire messages into role and text.
+func parseMessages(wire []wireMessage) ([]chatMessage, error) {
+	if len(wire) == 0 {
+		return nil, badf("messages must be a non-empty list")
+	}
+	msgs := make([]chatMessage, len(wire))
+	for i, m := range wire {
+		if m.Role == "" {
+			return nil, badf("messages[%d].role is required", i)
+		}
+		text, err := messageText(m.Content)
+		if err != nil {
+			return nil, badf("messages[%d].content: %v", i, err)
+		}
+		msgs[i] = chatMessage{Role: m.Role, Text: text}
+	}
+	return msgs, nil
+}
+
+// messageText reads content as a string, null, or a list of parts whose
+// text parts are joined with newlines.
+func messageText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	case '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", err
+		}
+		texts := make([]string, 0, len(parts))
+		for _, p := range parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		return strings.Join(texts, "\n"), nil
+	}
+	return "", errors.New("must be a string, null or a list of parts")
+}
+
+// promptIDs reads a completions prompt: a string, or a list of token ids
+// (each an unsigned 32-bit integer) used as is.
+func promptIDs(raw json.RawMessage) ([]uint32, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, badf("prompt is required")
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, badf("prompt: %v", err)
+		}
+		return tokenize(nil, s), nil
+	case '[':
+		var nums []json.Number
+		if err := json.Unmarshal(raw, &nums); err != nil {
+			return nil, badf("prompt must be a string or a list of token ids (batched prompts are not supported)")
+		}
+		ids := make([]uint32, len(nums))
+		for i, n := range nums {
+			v, err := n.Int64()
+			if err != nil || v < 0 || v > math.MaxUint32 {
+				return nil, badf("prompt[%d] = %s is not a token id (an integer in [0,4294967295])", i, n)
+			}
+			ids[i] = uint32(v)
+		}
+		return ids, nil
+	}
+	return nil, badf("prompt must be a string or a list of token ids")
+}
+
+// job is a validated request, ready to run.
+type job struct {
+	kind         endpoint
+	ids          []uint32
+	stream       bool
+	includeUsage bool
+
+	sampled   bool
+	seed      *int64
+	reasoning int
+	maxTokens int
+	minTokens int
+	ignoreEOS bool
+}
+
+// parseJob validates a decoded request against the engine's limits.
+func (s *Server) parseJob(kind endpoint, req *generateRequest) (*job, error) {
+	j := &job{kind: kind, stream: req.Stream}
+	j.includeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	var err error
+	where := "prompt"
+	switch kind {
+	case endpointChat:
+		if req.Messages == nil {
+			return nil, badf("messages is required")
+		}
+		msgs, perr := parseMessages(req.Messages)
+		if perr != nil {
+			return nil, perr
+		}
+		j.ids = applyTemplate(msgs, true)
+		where = "messages"
+	case endpointCompletions:
+		j.ids, err = promptIDs(req.Prompt)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(j.ids) == 0 {
+		return nil, badf("the prompt has no tokens")
+	}
+	if req.N != nil && *req.N != 1 {
+		return nil, badf("n must be 1 (got %d)", *req.N)
+	}
+	maxTokens := req.MaxTokens
+	if kind == endpointChat && req.MaxCompletionTokens != nil {
+		maxTokens = req.MaxCompletionTokens
+	}
+	if maxTokens != nil && *maxTokens < 1 {
+		return nil, badf("max_tokens must be at least 1, got %d.", *maxTokens)
+	}
+	if req.MinTokens < 0 {
+		return nil, badf("min_tokens must be at least 0, got %d.", req.MinTokens)
+	}
+	if req.Temperature != nil && (*req.Temperature < 0 || math.IsNaN(*req.Temperature)) {
+		return nil, badf("temperature must be non-negative, got %v.", *req.Temperature)
+	}
+	p, limit := len(j.ids), s.cfg.MaxModelLen
+	if maxTokens == nil {
+		if p >= limit {
+			return nil, badf("This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input %s.", limit, p, where)
+		}
+		maxTokens = new(int)
+		*maxTokens = limit - p
+	} else if p+*maxTokens > limit {
+		return nil, badf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d in the completion). Please reduce the length of the %s or completion.", limit, p+*maxTokens, p, where, *maxTokens, where)
+	}
+	if req.MinTokens > *maxTokens {
+		return nil, badf("min_tokens must be less than or equal to max_tokens=%d, got %d.", *maxTokens, req.MinTokens)
+	}
+
+	j.reasoning = 0
+	if kind == endpointChat {
+		j.reasoning = s.cfg.ReasoningTokens
+	}
+	j.sampled = req.Temperature == nil || *req.Temperature > 0
+	j.seed = req.Seed
+	j.maxTokens, j.minTokens, j.ignoreEOS = *maxTokens, req.MinTokens, req.IgnoreEOS
+	return j, nil
+}
+
+// plan decides the reply once the request's draw is known: a sampled
+// request without a seed uses the draw's nonce.
+func (j *job) plan(d draw) reply {
+	var key uint64
+	if j.sampled {
+		key = d.Nonce
+		if j.seed != nil {
+			key = uint64(*j.seed)
+		}
+	}
+	r := planReply(hashIDs(j.ids), j.sampled, key, j.reasoning, j.maxTokens, j.minTokens, j.ignoreEOS)
+	if d.Nondeterministic && r.content > 0 {
+		r.flip = r.content / 2
+	}
+	return r
+}

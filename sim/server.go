@@ -1,0 +1,257 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Server is the simulated engine as an http.Handler. Create it with New.
+type Server struct {
+	cfg     Config
+	clock   clock
+	cache   *prefixCache
+	sched   *scheduler
+	dice    *dice
+	metrics *metrics
+	seq     atomic.Uint64 // response ids
+	started time.Time
+
+	// trace, when set (tests), is called once per admitted request just
+	// before its first token is sent.
+	trace func(requestTrace)
+}
+
+// requestTrace is what the model decided for one request.
+type requestTrace struct {
+	PromptTokens int
+	GPUTokens    int
+	CPUTokens    int
+	QueueWait    time.Duration
+	TTFT         time.Duration
+}
+
+// New builds the engine from cfg, which must be valid.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:     cfg,
+		clock:   realClock{},
+		cache:   newPrefixCache(cfg.BlockSize, cfg.gpuBlocks(), cfg.cpuBlocks()),
+		dice:    newDice(cfg),
+		started: time.Now(),
+	}
+	s.metrics = newMetrics(cfg.Model, s.cache.usage)
+	s.sched = &scheduler{
+		maxSeqs:    cfg.MaxNumSeqs,
+		maxWaiting: cfg.MaxWaiting,
+		unlimited:  cfg.ZeroLatency || cfg.fixedMode(),
+		onChange: func(running, waiting int) {
+			s.metrics.running.Set(float64(running))
+			s.metrics.waiting.Set(float64(waiting))
+		},
+	}
+	return s, nil
+}
+
+// ServeHTTP routes the OpenAI, vLLM and LMCache endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		if s.method(w, r, http.MethodPost) {
+			s.handleGenerate(w, r, endpointChat)
+		}
+	case "/v1/completions":
+		if s.method(w, r, http.MethodPost) {
+			s.handleGenerate(w, r, endpointCompletions)
+		}
+	case "/v1/models":
+		if s.method(w, r, http.MethodGet) {
+			s.handleModels(w)
+		}
+	case "/tokenize":
+		if s.method(w, r, http.MethodPost) {
+			s.handleTokenize(w, r)
+		}
+	case "/metrics":
+		if s.method(w, r, http.MethodGet) {
+			s.metrics.handler.ServeHTTP(w, r)
+		}
+	case "/status":
+		if s.method(w, r, http.MethodGet) {
+			s.handleStatus(w)
+		}
+	case "/health":
+		if s.method(w, r, http.MethodGet) {
+			w.WriteHeader(http.StatusOK)
+		}
+	case "/version":
+		if s.method(w, r, http.MethodGet) {
+			writeJSON(w, http.StatusOK, map[string]string{"version": "kvbench-sim"})
+		}
+	default:
+		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route for %s", r.URL.Path))
+	}
+}
+
+// method answers 405 unless r uses want (GET also allows HEAD).
+func (s *Server) method(w http.ResponseWriter, r *http.Request, want string) bool {
+	if r.Method == want || (want == http.MethodGet && r.Method == http.MethodHead) {
+		return true
+	}
+	w.Header().Set("Allow", want)
+	writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedError", fmt.Sprintf("%s %s is not allowed; use %s", r.Method, r.URL.Path, want))
+	return false
+}
+
+func (s *Server) handleModels(w http.ResponseWriter) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data": []map[string]any{{
+			"id":            s.cfg.Model,
+			"object":        "model",
+			"created":       s.started.Unix(),
+			"owned_by":      "kvbench",
+			"root":          s.cfg.Model,
+			"parent":        nil,
+			"max_model_len": s.cfg.MaxModelLen,
+		}},
+	})
+}
+
+// handleStatus answers like LMCache's /status, so tokens-per-GB can be
+// read from it: 1073741824 / cache_size_per_token == --tokens-per-gb.
+func (s *Server) handleStatus(w http.ResponseWriter) {
+	perToken, _ := cacheSizePerToken(s.cfg.TokensPerGB)
+	gpu, cpu := s.cache.resident()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"cache_context_meta": map[string]any{
+			"0": map[string]any{
+				"model_name":      s.cfg.Model,
+				"kv_cache_layout": map[string]any{"cache_size_per_token": perToken, "block_size": s.cfg.BlockSize},
+				"world_size":      1,
+			},
+		},
+		"tiers": map[string]any{
+			"gpu": map[string]any{"capacity_tokens": s.cache.gpuCap * s.cfg.BlockSize, "used_tokens": gpu * s.cfg.BlockSize},
+			"cpu": map[string]any{"capacity_tokens": s.cache.cpuCap * s.cfg.BlockSize, "used_tokens": cpu * s.cfg.BlockSize},
+		},
+	})
+}
+
+type tokenizeRequest struct {
+	Model               string        `json:"model"`
+	Prompt              *string       `json:"prompt"`
+	Messages            []wireMessage `json:"messages"`
+	AddGenerationPrompt *bool         `json:"add_generation_prompt"`
+}
+
+func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
+	var req tokenizeRequest
+	if !s.decode(w, r, &req) || !s.checkModel(w, req.Model) {
+		return
+	}
+	var ids []uint32
+	switch {
+	case req.Prompt != nil:
+		ids = tokenize(nil, *req.Prompt)
+	case req.Messages != nil:
+		msgs, err := parseMessages(req.Messages)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+			return
+		}
+		ids = applyTemplate(msgs, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
+	default:
+		writeError(w, http.StatusBadRequest, "BadRequestError", "either prompt or messages is required")
+		return
+	}
+	if ids == nil {
+		ids = []uint32{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"count":         len(ids),
+		"max_model_len": s.cfg.MaxModelLen,
+		"tokens":        ids,
+		"token_strs":    nil,
+	})
+}
+
+// decode reads a JSON body of at most --max-body-bytes into v. Bigger
+// bodies are refused with 413 without being read whole.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	limit := s.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		writeError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeError",
+			fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, limit))
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	err := dec.Decode(v)
+	if err == nil {
+		// Anything but whitespace after the object is malformed too.
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("unexpected data after the JSON object")
+			if terr != nil {
+				err = terr
+			}
+		}
+	}
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeError",
+			fmt.Sprintf("request body is over the limit of %d bytes", limit))
+		return false
+	}
+	writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
+	return false
+}
+
+// checkModel answers 404 for a model other than the served one. An empty
+// model means the served one, as in vLLM.
+func (s *Server) checkModel(w http.ResponseWriter, model string) bool {
+	if model == "" || model == s.cfg.Model {
+		return true
+	}
+	writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", model))
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = errorBody(status, "InternalServerError", err.Error())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// writeError sends an OpenAI-shaped error, with vLLM's type names and the
+// status as code.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	body := errorBody(status, typ, msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func errorBody(status int, typ, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status},
+	})
+	return b
+}

@@ -1,0 +1,131 @@
+package sim
+
+import (
+	"hash/fnv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The tokenizer is deliberately simple and fully documented (docs/sim.md),
+// so that a workload author can predict counts exactly:
+//   - whitespace only separates and is never a token;
+//   - every punctuation or symbol character is one token;
+//   - every other run of characters is a word: one token per started 4
+//     bytes (hi, tell, help: 1; hello: 2; document: 2; Document: 2);
+//   - a token's id is derived from its bytes with FNV-1a, so equal text
+//     always gives equal ids and block hashes can work on ids alone.
+const (
+	// Ids below firstPieceID are the chat template's special tokens.
+	tokStart     = 1 // <|start|>
+	tokSep       = 2 // <|sep|> between the role and the content
+	tokEnd       = 3 // <|end|>
+	firstPieceID = 16
+	pieceIDSpan  = 1<<31 - firstPieceID
+
+	wordBytes = 4 // bytes per word token
+
+	// messageOverhead is what the chat template adds per message:
+	// <|start|> role <|sep|> ... <|end|>.
+	messageOverhead = 4
+	// requestOverhead is the generation prompt at the end of every chat
+	// request: <|start|> assistant <|sep|>.
+	requestOverhead = 3
+)
+
+// pieceID is the id of a token's bytes.
+func pieceID(p []byte) uint32 {
+	h := fnv.New32a()
+	h.Write(p)
+	return firstPieceID + h.Sum32()%pieceIDSpan
+}
+
+// roleID is the id of a role name inside the chat template.
+func roleID(role string) uint32 {
+	return pieceID([]byte("<|" + role + "|>"))
+}
+
+// tokenize appends the ids of text's tokens to dst.
+func tokenize(dst []uint32, text string) []uint32 {
+	b := []byte(text)
+	wordStart := -1
+	flushWord := func(end int) {
+		if wordStart < 0 {
+			return
+		}
+		for i := wordStart; i < end; i += wordBytes {
+			dst = append(dst, pieceID(b[i:min(i+wordBytes, end)]))
+		}
+		wordStart = -1
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case unicode.IsSpace(r):
+			flushWord(i)
+		case unicode.IsPunct(r) || unicode.IsSymbol(r):
+			flushWord(i)
+			dst = append(dst, pieceID(b[i:i+size]))
+		default:
+			if wordStart < 0 {
+				wordStart = i
+			}
+		}
+		i += size
+	}
+	flushWord(len(b))
+	return dst
+}
+
+// chatMessage is one message after parsing: its role and its text.
+type chatMessage struct {
+	Role string
+	Text string
+}
+
+// applyTemplate returns the ids of a chat request: every message as
+// <|start|> role <|sep|> content <|end|>, then the generation prompt
+// <|start|> assistant <|sep|> when addGenerationPrompt is set.
+func applyTemplate(msgs []chatMessage, addGenerationPrompt bool) []uint32 {
+	ids := make([]uint32, 0, 64)
+	for _, m := range msgs {
+		ids = append(ids, tokStart, roleID(m.Role), tokSep)
+		ids = tokenize(ids, m.Text)
+		ids = append(ids, tokEnd)
+	}
+	if addGenerationPrompt {
+		ids = append(ids, tokStart, roleID("assistant"), tokSep)
+	}
+	return ids
+}
+
+// FNV-1a, 64 bits, over little-endian uint64/uint32 words, inlined so
+// hashing a long prompt allocates nothing.
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+func fnvAdd32(h uint64, v uint32) uint64 {
+	for i := 0; i < 4; i++ {
+		h ^= uint64(byte(v >> (8 * i)))
+		h *= fnvPrime64
+	}
+	return h
+}
+
+func fnvAdd64(h uint64, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h ^= uint64(byte(v >> (8 * i)))
+		h *= fnvPrime64
+	}
+	return h
+}
+
+// hashIDs is a 64-bit fingerprint of a token sequence.
+func hashIDs(ids []uint32) uint64 {
+	h := uint64(fnvOffset64)
+	for _, id := range ids {
+		h = fnvAdd32(h, id)
+	}
+	return h
+}
