@@ -1,0 +1,342 @@
+// Package report renders a run's summary as the plain-text table printed
+// on stdout (spec/cli.md "Output discipline"), in the layout of LMCache's
+// terminal formatter: Width columns, the title centred in '=', section
+// titles centred in '-', "Label:" on the left and the value right-aligned,
+// a closing line of '='.
+//
+// Every line is exactly Width columns (counted in runes; the record's
+// values are ASCII). A row whose label and value do not fit is shortened
+// with "...": the label first, down to 16 columns, then the middle of the
+// value, so the table never breaks. Values are preformatted strings:
+// floats with 2 decimals (Float), integers as integers (Int), strings as
+// they are, and null as "n/a" (OptFloat). The output never holds an ANSI
+// escape.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kvbench/kvbench/bench/record"
+)
+
+// Width is the text summary's width in columns.
+const Width = 56
+
+// NA is how a null value prints.
+const NA = "n/a"
+
+// Row is one "Label: value" line; Value is preformatted.
+type Row struct{ Label, Value string }
+
+// Section is a titled group of rows. An empty Title prints no title line.
+type Section struct {
+	Title string
+	Rows  []Row
+}
+
+// Float formats v with 2 decimals ("n/a" for NaN or infinity).
+func Float(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return NA
+	}
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	if s == "-0.00" {
+		return "0.00"
+	}
+	return s
+}
+
+// Int formats an integer.
+func Int(v int) string { return strconv.Itoa(v) }
+
+// OptFloat formats a nullable float: "n/a" for nil, else Float.
+func OptFloat(p *float64) string {
+	if p == nil {
+		return NA
+	}
+	return Float(*p)
+}
+
+// Percent formats a nullable ratio as a percentage with 2 decimals.
+func Percent(p *float64) string {
+	if p == nil {
+		return NA
+	}
+	return Float(100 * *p)
+}
+
+// Title is the summary's title for a workload.
+func Title(workload string) string {
+	return "Engine Benchmark Result (" + workload + ")"
+}
+
+// Text writes the summary of s: Configuration, Results, Time to First
+// Token, Decoding Speed, Cache, Latency, then the extra sections
+// (workload-specific, server metrics) in the order given.
+func Text(w io.Writer, s *record.Summary, extra ...Section) error {
+	workload := configString(s.Config, "workload")
+	if workload == "" {
+		workload = NA
+	}
+	return Render(w, Title(workload), append(Sections(s), extra...))
+}
+
+// Render writes a titled table of sections.
+func Render(w io.Writer, title string, sections []Section) error {
+	var b strings.Builder
+	b.WriteString(center(" "+fit(title, Width-2)+" ", '='))
+	b.WriteByte('\n')
+	for _, sec := range sections {
+		if sec.Title != "" {
+			b.WriteString(center(" "+fit(sec.Title, Width-2)+" ", '-'))
+			b.WriteByte('\n')
+		}
+		for _, r := range sec.Rows {
+			b.WriteString(row(r))
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteString(strings.Repeat("=", Width))
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Sections are the standard sections of a summary.
+func Sections(s *record.Summary) []Section {
+	r, c, l, cl := s.Results, s.Cache, s.Latency, s.Client
+
+	cfg := []Row{
+		{"Workload", orNA(configString(s.Config, "workload"))},
+		{"Model", orNA(configString(s.Config, "model"))},
+	}
+	if served := configString(s.Config, "served_model_name"); served != "" && served != configString(s.Config, "model") {
+		cfg = append(cfg, Row{"Served model name", served})
+	}
+	cfg = append(cfg,
+		Row{"Engine URL", orNA(configString(s.Config, "engine_url"))},
+		Row{"KV cache volume (GB)", configFloat(s.Config, "kv_cache_volume_gb")},
+		Row{"Tokens per GB of KV cache", configInt(s.Config, "tokens_per_gb_kvcache")},
+		Row{"Seed", configInt(s.Config, "seed")},
+	)
+	if v, ok := record.Field(s.Config, "ignore_eos"); ok && v == true {
+		cfg = append(cfg, Row{"Ignore EOS", "yes"})
+	}
+	if s.Run.ID != "" {
+		cfg = append(cfg, Row{"Run ID", s.Run.ID})
+	}
+	if s.Run.Name != "" {
+		cfg = append(cfg, Row{"Run name", s.Run.Name})
+	}
+	if s.Run.Interrupted {
+		cfg = append(cfg, Row{"Interrupted", "yes"})
+	}
+
+	cache := []Row{
+		{"Cold requests", Int(c.Cold)},
+		{"Reused requests", Int(c.Reused)},
+		{"Unverified requests", Int(c.Unverified)},
+	}
+	reasons := make([]string, 0, len(c.UnverifiedReasons))
+	for k := range c.UnverifiedReasons {
+		reasons = append(reasons, k)
+	}
+	sort.Strings(reasons)
+	for _, k := range reasons {
+		cache = append(cache, Row{"  " + k, Int(c.UnverifiedReasons[k])})
+	}
+	cache = append(cache,
+		Row{"Prompt tokens (valid counts)", Int(c.PromptTokens)},
+		Row{"Cached tokens", Int(c.CachedTokens)},
+		Row{"Hit ratio (%)", Percent(c.HitRatio)},
+	)
+
+	return []Section{
+		{"Configuration", cfg},
+		{"Results", []Row{
+			{"Total requests", Int(r.TotalRequests)},
+			{"Successful requests", Int(r.SuccessfulRequests)},
+			{"Failed requests", Int(r.FailedRequests)},
+			{"Benchmark duration (s)", Float(r.ElapsedTime)},
+			{"Total input tokens", Int(r.TotalInputTokens)},
+			{"Total output tokens", Int(r.TotalOutputTokens)},
+			{"Input throughput (tok/s)", Float(r.InputThroughput)},
+			{"Output throughput (tok/s)", Float(r.OutputThroughput)},
+		}},
+		{"Time to First Token", []Row{
+			{"Mean TTFT (ms)", Float(r.MeanTTFTms)},
+			{"P50 TTFT (ms)", Float(r.P50TTFTms)},
+			{"P90 TTFT (ms)", Float(r.P90TTFTms)},
+			{"P99 TTFT (ms)", Float(r.P99TTFTms)},
+		}},
+		{"Decoding Speed", []Row{
+			{"Mean decode (tok/s)", Float(r.MeanDecodeSpeed)},
+			{"P50 decode (tok/s)", Float(r.P50DecodeSpeed)},
+			{"P90 decode (tok/s)", Float(r.P90DecodeSpeed)},
+			{"P99 decode (tok/s)", Float(r.P99DecodeSpeed)},
+		}},
+		{"Cache", cache},
+		{"Latency", []Row{
+			{"Mean latency (ms)", Float(r.MeanRequestLatencyMs)},
+			{"P50 latency (ms)", Float(r.P50RequestLatencyMs)},
+			{"P90 latency (ms)", Float(r.P90RequestLatencyMs)},
+			{"P99 latency (ms)", Float(r.P99RequestLatencyMs)},
+			{"Mean ITL (ms)", OptFloat(l.ITLms.Mean)},
+			{"P50 ITL (ms)", OptFloat(l.ITLms.P50)},
+			{"P95 ITL (ms)", OptFloat(l.ITLms.P95)},
+			{"Mean round gap (ms)", OptFloat(l.RoundGapMs.Mean)},
+			{"P50 round gap (ms)", OptFloat(l.RoundGapMs.P50)},
+			{"P95 round gap (ms)", OptFloat(l.RoundGapMs.P95)},
+			{"Mean tokens per chunk", OptFloat(l.TokensPerChunkMean)},
+			{"Mean cold prefill (tok/s)", OptFloat(l.PrefillTPS.Mean)},
+			{"P50 cold prefill (tok/s)", OptFloat(l.PrefillTPS.P50)},
+			{"Aggregate prefill (tok/s)", OptFloat(l.AggregatePrefillTPS)},
+			{"Max dispatch lag (ms)", OptFloat(cl.MaxDispatchLagMs)},
+			{"P99 dispatch lag (ms)", OptFloat(cl.P99DispatchLagMs)},
+			{"Client CPU (s)", Float(cl.CPUSeconds)},
+		}},
+	}
+}
+
+// minLabel is how far a label may be shortened to make room for a value.
+const minLabel = 16
+
+// row renders one row exactly Width columns wide.
+func row(r Row) string {
+	label := oneLine(r.Label)
+	value := oneLine(r.Value)
+	if value == "" {
+		value = NA
+	}
+	lw, vw := width(label)+1, width(value) // +1 for ':'
+	if lw+1+vw > Width {
+		room := max(Width-1-vw, minLabel) // label columns including ':'
+		if lw > room {
+			label = fit(label, room-1)
+			lw = room
+		}
+		if lw+1+vw > Width {
+			value = fitMiddle(value, Width-1-lw)
+			vw = width(value)
+		}
+	}
+	return label + ":" + strings.Repeat(" ", Width-lw-vw) + value
+}
+
+// center centres s in Width columns with fill, as Python's str.center
+// does (the odd column goes right for an even width).
+func center(s string, fill byte) string {
+	n := width(s)
+	if n >= Width {
+		return s
+	}
+	marg := Width - n
+	left := marg/2 + (marg & Width & 1)
+	return strings.Repeat(string(fill), left) + s + strings.Repeat(string(fill), marg-left)
+}
+
+func width(s string) int { return utf8.RuneCountInString(s) }
+
+// fit cuts s to at most n columns, ending in "..." when cut.
+func fit(s string, n int) string {
+	if width(s) <= n {
+		return s
+	}
+	if n <= 3 {
+		return string([]rune(s)[:max(n, 0)])
+	}
+	return string([]rune(s)[:n-3]) + "..."
+}
+
+// fitMiddle cuts the middle of s to at most n columns, keeping both ends
+// (a URL's host and a model's suffix stay readable).
+func fitMiddle(s string, n int) string {
+	if width(s) <= n {
+		return s
+	}
+	if n <= 3 {
+		return fit(s, n)
+	}
+	rs := []rune(s)
+	head := (n - 3 + 1) / 2
+	tail := n - 3 - head
+	return string(rs[:head]) + "..." + string(rs[len(rs)-tail:])
+}
+
+// oneLine keeps a value on its line and free of control characters (no
+// escape sequence can reach the terminal through a server's string).
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return NA
+	}
+	return s
+}
+
+// configString reads a string field of the summary's config ("" when
+// absent or null).
+func configString(cfg any, key string) string {
+	v, ok := record.Field(cfg, key)
+	if !ok || v == nil {
+		return ""
+	}
+	if s, isStr := v.(string); isStr {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+func configNumber(cfg any, key string) (float64, bool) {
+	v, ok := record.Field(cfg, key)
+	if !ok {
+		return 0, false
+	}
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func configFloat(cfg any, key string) string {
+	if f, ok := configNumber(cfg, key); ok {
+		return Float(f)
+	}
+	return NA
+}
+
+func configInt(cfg any, key string) string {
+	if v, ok := record.Field(cfg, key); ok {
+		if n, isNum := v.(json.Number); isNum {
+			if i, err := n.Int64(); err == nil {
+				return strconv.FormatInt(i, 10)
+			}
+		}
+	}
+	if f, ok := configNumber(cfg, key); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return NA
+}

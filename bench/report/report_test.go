@@ -1,0 +1,209 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func fptr(v float64) *float64 { return &v }
+
+func fullSummary() *record.Summary {
+	return &record.Summary{
+		SchemaVersion: 1,
+		Tool:          record.Tool{Name: "kvbench", Version: "0.1.0"},
+		Run: record.RunInfo{ID: "20260505-140309-long-doc-qa-nightly", Name: "nightly",
+			StartedAt: "2026-05-05T14:03:09Z", FinishedAt: "2026-05-05T14:05:11Z", ExitCode: 1},
+		Config: json.RawMessage(`{"engine_url":"http://gpu-box:8000/v1","model":"Qwen/Qwen3-8B",
+			"served_model_name":"qwen","workload":"long-doc-qa","kv_cache_volume_gb":100,
+			"tokens_per_gb_kvcache":6553,"seed":42,"output_dir":"/runs","export_csv":true,
+			"export_json":true,"quiet":false,"ignore_eos":true,"ldqa_document_length":10000}`),
+		Results: stats.Results{
+			TotalRequests: 130, SuccessfulRequests: 129, FailedRequests: 1, ElapsedTime: 122.4567,
+			MeanTTFTms: 412.345, MeanDecodeSpeed: 48.2, MeanRequestLatencyMs: 3021.5,
+			InputThroughput: 10541.666, OutputThroughput: 135.01,
+			TotalInputTokens: 1290000, TotalOutputTokens: 16512,
+			P50TTFTms: 120.5, P90TTFTms: 1500.25, P99TTFTms: 2500.999,
+			P50DecodeSpeed: 49, P90DecodeSpeed: 51.5, P99DecodeSpeed: 52.125,
+			P50RequestLatencyMs: 2800, P90RequestLatencyMs: 4000.004, P99RequestLatencyMs: 5200,
+		},
+		Cache: stats.Cache{Cold: 65, Reused: 60, Unverified: 5,
+			UnverifiedReasons: map[string]int{"error": 1, "details_absent": 4},
+			PromptTokens:      1250000, CachedTokens: 600000, HitRatio: fptr(0.48)},
+		Latency: stats.Latency{
+			ITLms:              stats.Spread{Mean: fptr(20.7), P50: fptr(0), P95: fptr(61.25)},
+			RoundGapMs:         stats.Spread{Mean: fptr(41.4), P50: fptr(40.1), P95: fptr(61.25)},
+			TokensPerChunkMean: fptr(2),
+			PrefillTPS:         stats.MeanP50{Mean: fptr(25000), P50: fptr(24800.5)},
+		},
+		Client:   stats.Client{CPUSeconds: 3.14159},
+		Workload: map[string]any{"documents": 65},
+	}
+}
+
+func extras() []Section {
+	return []Section{
+		{Title: "Long Doc QA", Rows: []Row{
+			{"Documents", Int(65)},
+			{"First pass cold / reused / unverified", "63 / 0 / 2"},
+		}},
+		{Title: "Server Metrics", Rows: []Row{
+			{"vllm:prefix_cache_hits_total delta", Float(600000)},
+			{"Prefix cache hit rate (%)", OptFloat(nil)},
+		}},
+	}
+}
+
+func TestTextGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Text(&buf, fullSummary(), extras()...); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "summary.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("summary differs from %s (go test -update to accept):\n%s", golden, buf.String())
+	}
+	checkLines(t, buf.String())
+}
+
+// checkLines asserts the layout: every line exactly Width columns, no
+// escape sequence, the title and closing lines.
+func checkLines(t *testing.T, out string) {
+	t.Helper()
+	if strings.ContainsRune(out, '\x1b') {
+		t.Error("output holds an ANSI escape")
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n != Width {
+			t.Errorf("line %d is %d columns: %q", i+1, n, l)
+		}
+	}
+	if !strings.HasPrefix(lines[0], "=") || lines[len(lines)-1] != strings.Repeat("=", Width) {
+		t.Errorf("title or closing line missing: %q ... %q", lines[0], lines[len(lines)-1])
+	}
+}
+
+func TestSectionOrder(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Text(&buf, fullSummary(), extras()...); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	last := -1
+	for _, title := range []string{" Engine Benchmark Result (long-doc-qa) ", " Configuration ", " Results ",
+		" Time to First Token ", " Decoding Speed ", " Cache ", " Latency ", " Long Doc QA ", " Server Metrics "} {
+		i := strings.Index(out, title)
+		if i < 0 || i < last {
+			t.Errorf("section %q missing or out of order", title)
+		}
+		last = i
+	}
+}
+
+func TestNullsPrintNA(t *testing.T) {
+	s := &record.Summary{} // nothing measured, no config
+	var buf bytes.Buffer
+	if err := Text(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	checkLines(t, out)
+	for _, label := range []string{"Hit ratio (%):", "Mean ITL (ms):", "P95 round gap (ms):",
+		"Aggregate prefill (tok/s):", "Max dispatch lag (ms):", "Model:", "Seed:"} {
+		line := lineOf(out, label)
+		if !strings.HasSuffix(line, " n/a") {
+			t.Errorf("null %s prints %q, want n/a", label, line)
+		}
+	}
+	// The results block is never null: zeros print as numbers.
+	if line := lineOf(out, "Mean TTFT (ms):"); !strings.HasSuffix(line, " 0.00") {
+		t.Errorf("zero mean TTFT prints %q", line)
+	}
+	if line := lineOf(out, "Total requests:"); !strings.HasSuffix(line, " 0") {
+		t.Errorf("zero total prints %q", line)
+	}
+	if !strings.HasPrefix(out, center(" Engine Benchmark Result (n/a) ", '=')) {
+		t.Errorf("title without a workload: %q", strings.SplitN(out, "\n", 2)[0])
+	}
+}
+
+func lineOf(out, label string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, label) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestCenterLikePython(t *testing.T) {
+	// " Engine Benchmark Result (long-doc-qa) " is 39 columns: 17 fill
+	// columns, 8 left and 9 right ("...".center(56, "=") in Python).
+	got := center(" Engine Benchmark Result (long-doc-qa) ", '=')
+	want := "======== Engine Benchmark Result (long-doc-qa) ========="
+	if got != want {
+		t.Errorf("center = %q, want %q", got, want)
+	}
+	if got := center(" Cache ", '-'); got != strings.Repeat("-", 24)+" Cache "+strings.Repeat("-", 25) {
+		t.Errorf("center(Cache) = %q", got)
+	}
+}
+
+func TestRowFitting(t *testing.T) {
+	cases := []struct {
+		r    Row
+		want string
+	}{
+		{Row{"Seed", "42"}, "Seed:" + strings.Repeat(" ", 49) + "42"},
+		{Row{"Engine URL", "http://a-very-long-host-name.example.internal:8000/v1/with/path"},
+			"Engine URL: http://a-very-long-ho...al:8000/v1/with/path"},
+		{Row{"A label far too long to leave room for its value here", "12345.67"},
+			"A label far too long to leave room for its ...: 12345.67"},
+		{Row{strings.Repeat("L", 60), strings.Repeat("v", 60)},
+			"LLLLLLLLLLLL...: " + strings.Repeat("v", 18) + "..." + strings.Repeat("v", 18)},
+		{Row{"Detail", "line one\nline two\x1b[31m"}, "Detail:" + strings.Repeat(" ", 27) + "line one line two [31m"},
+		{Row{"Empty", ""}, "Empty:" + strings.Repeat(" ", 47) + "n/a"},
+	}
+	for _, c := range cases {
+		got := row(c.r)
+		if got != c.want {
+			t.Errorf("row(%q, %q)\n got %q\nwant %q", c.r.Label, c.r.Value, got, c.want)
+		}
+		if n := utf8.RuneCountInString(got); n != Width {
+			t.Errorf("row %q is %d columns", got, n)
+		}
+	}
+}
+
+func TestFormatHelpers(t *testing.T) {
+	cases := map[string]string{
+		Float(3.14159): "3.14", Float(2): "2.00", Float(-0.001): "0.00", Float(1e6): "1000000.00",
+		Int(1290000): "1290000", OptFloat(nil): "n/a", OptFloat(fptr(0.125)): "0.12",
+		Percent(fptr(0.48)): "48.00", Percent(nil): "n/a",
+	}
+	for got, want := range cases {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
