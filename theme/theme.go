@@ -39,6 +39,16 @@ type Styles struct {
 	OK, Warn, Error                                   lipgloss.Style
 	Cold, Reused, Unverified                          lipgloss.Style
 	StatusBar, StatusError, Help                      lipgloss.Style
+
+	// Panels of the run screen; the focused one has the accent border.
+	Panel, PanelFocused, PanelTitle lipgloss.Style
+	// Dialog frames a confirmation on top of a screen.
+	Dialog lipgloss.Style
+	// Key renders a key name in inline hints ("enter start").
+	Key lipgloss.Style
+	// Chart styles: axes and labels, then the two series a chart shows
+	// (TTFT p50 and max; output and input tok/s).
+	ChartAxis, ChartLabel, SeriesA, SeriesB lipgloss.Style
 }
 
 // New derives the styles from a palette.
@@ -62,6 +72,16 @@ func New(p Palette) *Styles {
 		StatusBar:   fg(p.Muted),
 		StatusError: fg(p.Error),
 		Help:        fg(p.Muted),
+
+		Panel:        lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(p.Muted).Padding(0, 1),
+		PanelFocused: lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(p.Accent).Padding(0, 1),
+		PanelTitle:   lipgloss.NewStyle().Bold(true).Foreground(p.Accent),
+		Dialog:       lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(p.Warn).Padding(1, 2),
+		Key:          lipgloss.NewStyle().Bold(true),
+		ChartAxis:    fg(p.Muted),
+		ChartLabel:   fg(p.Muted),
+		SeriesA:      fg(p.Accent),
+		SeriesB:      fg(p.Cold),
 	}
 }
 
