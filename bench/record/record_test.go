@@ -309,6 +309,12 @@ func TestSummaryRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !back.Run.StartedTime().Equal(started) || back.Run.FinishedTime().Sub(started) != 90*time.Second {
+		t.Errorf("run times = %v, %v", back.Run.StartedTime(), back.Run.FinishedTime())
+	}
+	if (RunInfo{StartedAt: "yesterday"}).StartedTime() != (time.Time{}) {
+		t.Error("unparsable time not zero")
+	}
 	if back.Run != s.Run {
 		t.Errorf("run = %+v", back.Run)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kvbench/kvbench/bench/stats"
 )
@@ -28,6 +29,20 @@ type RunInfo struct {
 	FinishedAt  string `json:"finished_at"`
 	Interrupted bool   `json:"interrupted"`
 	ExitCode    int    `json:"exit_code"`
+}
+
+// StartedTime parses StartedAt; zero when absent or not RFC 3339.
+func (r RunInfo) StartedTime() time.Time { return parseTime(r.StartedAt) }
+
+// FinishedTime parses FinishedAt; zero when absent or not RFC 3339.
+func (r RunInfo) FinishedTime() time.Time { return parseTime(r.FinishedAt) }
+
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // Summary is bench_summary.json. Config, Workload and ServerMetrics are
