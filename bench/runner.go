@@ -18,7 +18,6 @@ import (
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/bench/workload"
-	"github.com/kvbench/kvbench/config"
 )
 
 // Version, Commit and Date describe the build (set through ldflags by
