@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -198,45 +199,54 @@ type chunkJSON struct {
 // readStream reads an SSE body to its end, event by event.
 func readStream(t testing.TB, resp *http.Response) streamResult {
 	t.Helper()
+	res, err := parseStream(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// parseStream is readStream for goroutines other than the test's.
+func parseStream(resp *http.Response) (streamResult, error) {
 	defer resp.Body.Close()
+	var res streamResult
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("status %d: %s", resp.StatusCode, b)
+		return res, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("Content-Type %q", ct)
+		return res, fmt.Errorf("Content-Type %q", ct)
 	}
-	var res streamResult
 	var pending []byte
 	buf := make([]byte, 32<<10)
 	var lastText time.Time
-	handle := func(ev string) {
+	handle := func(ev string) error {
 		data, ok := strings.CutPrefix(ev, "data: ")
 		if !ok {
-			t.Fatalf("event without data: %q", ev)
+			return fmt.Errorf("event without data: %q", ev)
 		}
 		res.Events = append(res.Events, data)
 		if data == "[DONE]" {
 			res.Done = true
-			return
+			return nil
 		}
 		if !json.Valid([]byte(data)) {
 			res.InvalidJSON++
-			return
+			return nil
 		}
 		var c chunkJSON
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			t.Fatalf("chunk %q: %v", data, err)
+			return fmt.Errorf("chunk %q: %v", data, err)
 		}
 		if c.Error != nil {
 			res.ErrorEvents++
-			return
+			return nil
 		}
 		if len(c.Usage) > 0 && string(c.Usage) != "null" {
 			res.UsageRaw = c.Usage
 			res.Usage = new(usageJSON)
 			if err := json.Unmarshal(c.Usage, res.Usage); err != nil {
-				t.Fatalf("usage %s: %v", c.Usage, err)
+				return fmt.Errorf("usage %s: %v", c.Usage, err)
 			}
 		}
 		for _, ch := range c.Choices {
@@ -272,6 +282,7 @@ func readStream(t testing.TB, resp *http.Response) streamResult {
 				res.Finish = *ch.FinishReason
 			}
 		}
+		return nil
 	}
 	for {
 		n, err := resp.Body.Read(buf)
@@ -281,20 +292,22 @@ func readStream(t testing.TB, resp *http.Response) streamResult {
 			if i < 0 {
 				break
 			}
-			handle(string(pending[:i]))
+			if herr := handle(string(pending[:i])); herr != nil {
+				return res, herr
+			}
 			pending = pending[i+2:]
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			t.Fatalf("read stream: %v", err)
+			return res, fmt.Errorf("read stream: %v", err)
 		}
 	}
 	if len(bytes.TrimSpace(pending)) > 0 {
-		t.Fatalf("stream ended inside an event: %q", pending)
+		return res, fmt.Errorf("stream ended inside an event: %q", pending)
 	}
-	return res
+	return res, nil
 }
 
 // chat is a streaming chat request body with one user message.

@@ -1,0 +1,206 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+func TestWarmTTFTBelowColdByTheRatioOfTheRates(t *testing.T) {
+	for _, speed := range []float64{1, 10} {
+		ts := startTraced(t, func(c *Config) { c.Speed = speed })
+		prompt := ids(1, 4000)
+		streamCompletion(t, ts.URL, prompt, nil)
+		cold := ts.last(t)
+		streamCompletion(t, ts.URL, prompt, nil)
+		warm := ts.last(t)
+		if warm.GPUTokens != 3984 {
+			t.Fatalf("warm cached %d", warm.GPUTokens)
+		}
+		// cold: 4000/20000 + 5ms; warm: 16/20000 + 5ms.
+		wantRatio := (4000.0/20000 + 0.005) / (16.0/20000 + 0.005)
+		got := cold.TTFT.Seconds() / warm.TTFT.Seconds()
+		if math.Abs(got/wantRatio-1) > 0.01 {
+			t.Errorf("speed %v: cold/warm TTFT = %.3f, want %.3f", speed, got, wantRatio)
+		}
+		// --speed divides every delay.
+		if want := (4000.0/20000 + 0.005) / speed; math.Abs(cold.TTFT.Seconds()/want-1) > 0.01 {
+			t.Errorf("speed %v: cold TTFT %v, want %vs", speed, cold.TTFT, want)
+		}
+	}
+}
+
+// On the real clock, the delays are really slept: the cold request is
+// many times slower than the warm one.
+func TestWarmTTFTBelowColdOnTheWire(t *testing.T) {
+	r := startSim(t, func(c *Config) {
+		c.ZeroLatency = false
+		c.Speed = 2
+	})
+	prompt := ids(1, 8000) // cold: 0.4 s of prefill at speed 2 = 0.2 s
+	ttft := func() time.Duration {
+		start := time.Now()
+		resp := post(t, r.URL(), "/v1/completions", completion(prompt, map[string]any{"max_tokens": 1}))
+		defer resp.Body.Close()
+		buf := make([]byte, 1)
+		if _, err := resp.Body.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	cold, warm := ttft(), ttft()
+	if ratio := float64(cold) / float64(warm); ratio < 5 {
+		t.Errorf("cold %v, warm %v: ratio %.1f, want well above 5 (model: ~60)", cold, warm, ratio)
+	}
+}
+
+func TestDecodeSlowsWithTheBatch(t *testing.T) {
+	s, err := New(testConfig(func(c *Config) { c.ZeroLatency = false; c.MaxNumSeqs = 64 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := s.chunkGap(1)
+	if alone != 10*time.Millisecond {
+		t.Errorf("one sequence: gap %v, want 10ms at 100 tok/s", alone)
+	}
+	s.sched.running = 33
+	if got := s.chunkGap(1); got != 15*time.Millisecond {
+		t.Errorf("33 running of 64: gap %v, want 15ms", got)
+	}
+	s.sched.running = 65
+	if got := s.chunkGap(2); got != 40*time.Millisecond {
+		t.Errorf("two tokens at a full batch: gap %v, want 40ms", got)
+	}
+}
+
+func TestFixedTTFTIgnoresLoadAndCache(t *testing.T) {
+	ts := startTraced(t, func(c *Config) {
+		c.FixedTTFT = 250 * time.Millisecond
+		c.FixedITL = 20 * time.Millisecond
+		c.MaxNumSeqs = 1
+	})
+	for i := 0; i < 2; i++ {
+		streamCompletion(t, ts.URL, ids(1, 3000), nil)
+		if tr := ts.last(t); tr.TTFT != 250*time.Millisecond {
+			t.Errorf("request %d: TTFT %v, want exactly 250ms", i, tr.TTFT)
+		}
+	}
+	if ts.sched.unlimited != true {
+		t.Error("measuring mode still limits running requests")
+	}
+	if g := ts.chunkGap(4); g != 20*time.Millisecond {
+		t.Errorf("fixed ITL gap %v", g)
+	}
+}
+
+func TestFixedITLOnTheWire(t *testing.T) {
+	r := startSim(t, func(c *Config) {
+		c.ZeroLatency = false
+		c.FixedITL = 30 * time.Millisecond
+		c.Speed = 1000 // never applies to fixed delays
+	})
+	start := time.Now()
+	res := streamChat(t, r.URL(), "hi", map[string]any{"max_tokens": 4, "ignore_eos": true})
+	if took := time.Since(start); took < 90*time.Millisecond || res.MaxGap < 30*time.Millisecond {
+		t.Errorf("4 chunks 30ms apart took %v (max gap %v)", took, res.MaxGap)
+	}
+}
+
+// gateClock holds every sleep until the test opens the gate.
+type gateClock struct {
+	gate    chan struct{}
+	once    sync.Once
+	waiting chan struct{} // one value per sleeper that arrives
+}
+
+func (g *gateClock) Now() time.Time { return time.Now() }
+
+func (g *gateClock) SleepUntil(ctx context.Context, _ time.Time) error {
+	g.waiting <- struct{}{}
+	select {
+	case <-g.gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gateClock) open() { g.once.Do(func() { close(g.gate) }) }
+
+func TestQueueBoundsAndWaitingGauge(t *testing.T) {
+	s, err := New(testConfig(func(c *Config) {
+		c.ZeroLatency = false
+		c.MaxNumSeqs = 1
+		c.MaxWaiting = 1
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := &gateClock{gate: make(chan struct{}), waiting: make(chan struct{}, 16)}
+	s.clock = gc
+	queued := make(chan struct{}, 16)
+	onChange := s.sched.onChange
+	s.sched.onChange = func(running, waiting int) {
+		onChange(running, waiting)
+		if waiting == 1 {
+			queued <- struct{}{}
+		}
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	defer gc.open()
+
+	type outcome struct {
+		res streamResult
+		err error
+	}
+	results := make(chan outcome, 2)
+	send := func(first int) {
+		resp, err := http.Post(hs.URL+"/v1/completions", "application/json",
+			strings.NewReader(fmt.Sprintf(`{"prompt":[%d,1,2,3,4,5,6,7,8,9],"stream":true,"stream_options":{"include_usage":true},"max_tokens":2}`, first)))
+		if err != nil {
+			results <- outcome{err: err}
+			return
+		}
+		res, err := parseStream(resp)
+		results <- outcome{res, err}
+	}
+	go send(100)
+	<-gc.waiting // the first request runs (held in its prefill)
+	go send(200)
+	<-queued // the second waits for the only sequence slot
+	if got := gaugeValue(t, s.metrics.running); got != 1 {
+		t.Errorf("num_requests_running = %v, want 1", got)
+	}
+
+	resp := post(t, hs.URL, "/v1/completions", completion(ids(3, 10), nil))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("third request over --max-waiting 1: status %d, want 429", resp.StatusCode)
+	}
+	gc.open()
+	for i := 0; i < 2; i++ {
+		o := <-results
+		if o.err != nil || !o.res.Done || o.res.Usage.PromptTokens != 10 {
+			t.Errorf("queued request: %v %+v", o.err, o.res)
+		}
+	}
+}
+
+func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
+}
