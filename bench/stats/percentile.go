@@ -42,7 +42,7 @@ func NearestRank(sorted []float64, p float64) float64 {
 
 // nearestRankIndex is the zero-based index of the nearest-rank p-th
 // percentile among n values. p*n is formed before dividing by 100 so that
-// whole ranks stay exact (95*20/100 = 19, where 0.95*20 may not be).
+// whole ranks stay exact (7*100/100 = 7, where 0.07*100 is just above 7).
 func nearestRankIndex(n int, p float64) int {
 	rank := int(math.Ceil(p * float64(n) / 100))
 	return min(max(rank, 1), n) - 1

@@ -51,9 +51,12 @@ func TestNearestRank(t *testing.T) {
 			t.Errorf("NearestRank(p%v) = %v, want %v", c.p, got, c.want)
 		}
 	}
-	// 95*20/100 is exactly rank 19: no float drift to rank 20.
 	if got := NearestRank(seq(20), 95); got != 19 {
 		t.Errorf("NearestRank(1..20, 95) = %v, want 19", got)
+	}
+	// 7*100/100 is exactly rank 7, where 0.07*100 drifts to rank 8.
+	if got := NearestRank(seq(100), 7); got != 7 {
+		t.Errorf("NearestRank(1..100, 7) = %v, want 7", got)
 	}
 	if got := NearestRank(seq(100), 50); got != 50 {
 		t.Errorf("NearestRank(1..100, 50) = %v, want 50", got)
