@@ -96,9 +96,10 @@ func FolderName(workload, name string, started time.Time) string {
 	return id
 }
 
-// Create makes a new run folder under outputDir (created if missing) and
-// opens its requests.jsonl. An existing folder is never reused: the name
-// gets -2, -3, ... instead.
+// Create makes a new run folder under outputDir (created if missing; ""
+// means RunsDir()) and opens its requests.jsonl. An existing folder is
+// never reused: the name gets -2, -3, ... instead. Errors name the
+// directory that could not be created.
 func Create(outputDir, workload, name string, started time.Time) (*Writer, error) {
 	if outputDir == "" {
 		outputDir = RunsDir()
