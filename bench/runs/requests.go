@@ -1,0 +1,302 @@
+package runs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/sender"
+)
+
+// Flags of one indexed request line.
+const (
+	flagCold       uint8 = 1 << iota // cache_state cold
+	flagReused                       // cache_state reused
+	flagUnverified                   // any other cache state
+	flagFailed                       // not successful
+	flagMeasured                     // counts in the results block
+)
+
+// Filter selects requests of a run by outcome or cache state.
+type Filter int
+
+const (
+	All Filter = iota
+	Failed
+	Cold
+	Reused
+	Unverified
+)
+
+// Filters in the order the explorer cycles through them.
+var Filters = []Filter{All, Failed, Cold, Reused, Unverified}
+
+func (f Filter) String() string {
+	switch f {
+	case Failed:
+		return "failed"
+	case Cold:
+		return sender.StateCold
+	case Reused:
+		return sender.StateReused
+	case Unverified:
+		return sender.StateUnverified
+	}
+	return "all"
+}
+
+func (f Filter) match(flags uint8) bool {
+	switch f {
+	case Failed:
+		return flags&flagFailed != 0
+	case Cold:
+		return flags&flagCold != 0
+	case Reused:
+		return flags&flagReused != 0
+	case Unverified:
+		return flags&flagUnverified != 0
+	}
+	return true
+}
+
+// Point is one request on the TTFT-over-the-run chart.
+type Point struct {
+	T     float64 // submit time, seconds since the run's first submit
+	TTFT  float64 // ms
+	State string  // cold, reused or unverified
+}
+
+// MaxPoints bounds the chart sample an Index keeps, whatever the run's
+// size.
+const MaxPoints = 8192
+
+// Index is a run's requests.jsonl scanned once: where each line starts,
+// a byte of flags per line, a bounded sample of chart points and the TTFTs
+// of the successful requests. Rows are read back a window at a time
+// (Window), so a run of any size never sits in memory as results.
+type Index struct {
+	Path    string
+	Corrupt int // lines skipped as unreadable
+
+	offsets []int64 // start of each good line
+	lengths []int32 // its length without the newline
+	flags   []uint8
+
+	// TTFTs are the TTFTs (ms) of every successful request with a first
+	// token, all phases, sorted ascending.
+	TTFTs []float32
+	// Points is an evenly strided sample (at most MaxPoints, in file
+	// order) of the requests with a TTFT, for the chart.
+	Points []Point
+	// Start is the earliest submit time (Unix seconds).
+	Start float64
+	// Span is the latest finish time minus Start, in seconds.
+	Span float64
+}
+
+// Len is the number of indexed requests.
+func (x *Index) Len() int { return len(x.offsets) }
+
+// Count is the number of requests f selects.
+func (x *Index) Count(f Filter) int {
+	if f == All {
+		return len(x.flags)
+	}
+	n := 0
+	for _, fl := range x.flags {
+		if f.match(fl) {
+			n++
+		}
+	}
+	return n
+}
+
+// Select lists the line numbers f selects, in file order.
+func (x *Index) Select(f Filter) []int32 {
+	out := make([]int32, 0, x.Count(f))
+	for i, fl := range x.flags {
+		if f.match(fl) {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
+// indexLine is the part of a line the index needs; decoding only these
+// fields is several times cheaper than a whole sender.Result.
+type indexLine struct {
+	RequestID  string   `json:"request_id"`
+	Phase      string   `json:"phase"`
+	Successful bool     `json:"successful"`
+	SubmitTime float64  `json:"submit_time"`
+	FinishTime float64  `json:"finish_time"`
+	TTFT       *float64 `json:"ttft_s"`
+	CacheState string   `json:"cache_state"`
+}
+
+// BuildIndex scans dir's requests.jsonl once. A corrupt line is skipped
+// and counted, as record.ReadRequests does. ctx stops a scan nobody waits
+// for any more.
+func BuildIndex(ctx context.Context, dir string) (*Index, error) {
+	path := filepath.Join(dir, record.RequestsFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read requests: %w", err)
+	}
+	defer f.Close()
+	x := &Index{Path: path}
+	br := bufio.NewReaderSize(f, 256<<10)
+	var off int64
+	stride, seen := 1, 0 // keep every stride-th point; double when full
+	type raw struct {
+		submit, ttft float64
+		state        string
+	}
+	var pts []raw
+	first, last := 0.0, 0.0
+	for n := 0; ; n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		line, rerr := br.ReadSlice('\n')
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gather it whole.
+			full := append([]byte(nil), line...)
+			for errors.Is(rerr, bufio.ErrBufferFull) {
+				line, rerr = br.ReadSlice('\n')
+				full = append(full, line...)
+			}
+			line = full
+		}
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return nil, fmt.Errorf("read %s: %w", path, rerr)
+		}
+		start := off
+		off += int64(len(line))
+		body := bytes.TrimRight(line, "\r\n")
+		if t := bytes.TrimSpace(body); len(t) > 0 {
+			var l indexLine
+			if json.Unmarshal(t, &l) != nil || l.RequestID == "" {
+				x.Corrupt++
+			} else {
+				x.offsets = append(x.offsets, start)
+				x.lengths = append(x.lengths, int32(len(body)))
+				x.flags = append(x.flags, lineFlags(&l))
+				if l.SubmitTime > 0 && (first == 0 || l.SubmitTime < first) {
+					first = l.SubmitTime
+				}
+				last = max(last, l.FinishTime)
+				if l.TTFT != nil {
+					ms := *l.TTFT * 1000
+					if l.Successful {
+						x.TTFTs = append(x.TTFTs, float32(ms))
+					}
+					if seen%stride == 0 {
+						pts = append(pts, raw{l.SubmitTime, ms, stateOf(l.CacheState)})
+						if len(pts) >= MaxPoints {
+							// Keep every other point and sample half as often.
+							k := 0
+							for i := 0; i < len(pts); i += 2 {
+								pts[k] = pts[i]
+								k++
+							}
+							pts = pts[:k]
+							stride *= 2
+						}
+					}
+					seen++
+				}
+			}
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	slices.Sort(x.TTFTs)
+	x.Start = first
+	if last > first {
+		x.Span = last - first
+	}
+	x.Points = make([]Point, len(pts))
+	for i, p := range pts {
+		x.Points[i] = Point{T: max(p.submit-first, 0), TTFT: p.ttft, State: p.state}
+	}
+	return x, nil
+}
+
+func stateOf(s string) string {
+	if s == sender.StateCold || s == sender.StateReused {
+		return s
+	}
+	return sender.StateUnverified
+}
+
+func lineFlags(l *indexLine) uint8 {
+	var f uint8
+	switch stateOf(l.CacheState) {
+	case sender.StateCold:
+		f |= flagCold
+	case sender.StateReused:
+		f |= flagReused
+	default:
+		f |= flagUnverified
+	}
+	if !l.Successful {
+		f |= flagFailed
+	}
+	if l.Phase != sender.PhaseWarmup && l.Phase != sender.PhaseReference {
+		f |= flagMeasured
+	}
+	return f
+}
+
+// Window reads the requests at the given line numbers (as Select returns
+// them), in that order.
+func (x *Index) Window(lines []int32) ([]sender.Result, error) {
+	f, err := os.Open(x.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read requests: %w", err)
+	}
+	defer f.Close()
+	out := make([]sender.Result, len(lines))
+	var buf []byte
+	for i, n := range lines {
+		if n < 0 || int(n) >= len(x.offsets) {
+			return nil, fmt.Errorf("read requests: line %d out of range", n)
+		}
+		buf = slices.Grow(buf[:0], int(x.lengths[n]))[:x.lengths[n]]
+		if _, err := f.ReadAt(buf, x.offsets[n]); err != nil {
+			return nil, fmt.Errorf("read %s: %w", x.Path, err)
+		}
+		if err := json.Unmarshal(buf, &out[i]); err != nil {
+			return nil, fmt.Errorf("read %s line at byte %d: %w", x.Path, x.offsets[n], err)
+		}
+	}
+	return out, nil
+}
+
+// Head reads the first n good lines of dir's requests.jsonl without an
+// index, so the first page can show before the index is built.
+func Head(dir string, n int) ([]sender.Result, error) {
+	out := make([]sender.Result, 0, n)
+	stop := errors.New("stop")
+	_, err := record.ReadRequests(dir, func(r *sender.Result) error {
+		if len(out) >= n {
+			return stop
+		}
+		out = append(out, *r)
+		return nil
+	})
+	if err != nil && !errors.Is(err, stop) {
+		return nil, err
+	}
+	return out, nil
+}

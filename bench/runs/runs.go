@@ -1,0 +1,397 @@
+// Package runs is the index of a runs directory (spec/record.md): it lists
+// the run folders with the figures the explorer shows, opens one run with
+// its whole summary, summarises a folder that has no summary (a crash or a
+// kill -9) from its requests.jsonl, pages through a run's requests, and
+// compares two runs. It reads only; it imports no UI package.
+package runs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
+)
+
+// Status of a run folder.
+type Status string
+
+const (
+	// StatusOK: the summary is written and every measured request succeeded.
+	StatusOK Status = "ok"
+	// StatusFailed: the summary is written with exit code 1 (a measured
+	// request failed, or a probe did not qualify).
+	StatusFailed Status = "failed"
+	// StatusInterrupted: the summary is written and marked interrupted.
+	StatusInterrupted Status = "interrupted"
+	// StatusIncomplete: there is no summary (the process crashed, was
+	// killed, or is still running); the figures come from requests.jsonl.
+	StatusIncomplete Status = "incomplete"
+)
+
+// Run is one run folder as the explorer lists it.
+type Run struct {
+	ID  string // the folder name
+	Dir string
+
+	Name, Workload, Model, EngineURL string
+	StartedAt                        time.Time // zero when unknown
+
+	TotalRequests, FailedRequests int
+	MeanTTFTms, P99TTFTms         float64
+	OutputThroughput              float64
+	HitRatio                      *float64
+
+	// Interrupted is the summary's flag; a folder without a summary is
+	// interrupted too (it did not finish).
+	Interrupted bool
+	// Complete is false for a folder without a summary.
+	Complete bool
+	ExitCode int
+	// Corrupt counts the lines of requests.jsonl that were skipped; only
+	// known for a folder summarised from its lines.
+	Corrupt int
+	// Err is why the summary could not be read, when a summary file exists
+	// but is unreadable (the run is then summarised from its lines).
+	Err error
+}
+
+// Status is what the explorer shows in its status column.
+func (r *Run) Status() Status {
+	switch {
+	case !r.Complete:
+		return StatusIncomplete
+	case r.Interrupted:
+		return StatusInterrupted
+	case r.ExitCode != 0:
+		return StatusFailed
+	}
+	return StatusOK
+}
+
+// EngineHost is the engine URL's host:port ("builtin" kept as is).
+func (r *Run) EngineHost() string { return engineHost(r.EngineURL) }
+
+func engineHost(s string) string {
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s
+	}
+	return u.Host
+}
+
+// isRunDir reports whether dir holds any file of a run record.
+func isRunDir(dir string) bool {
+	for _, f := range []string{record.SummaryFile, record.RequestsFile, record.ConfigFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// List reads every run folder of runsDir, newest first. A missing runsDir
+// is an empty list. Folders that hold no run record file are skipped. Per
+// folder only bench_summary.json is read; a folder without one is
+// summarised from its requests.jsonl.
+func List(runsDir string) ([]Run, error) {
+	entries, err := os.ReadDir(runsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	out := make([]*Run, len(dirs))
+	// Reading summaries is I/O bound: a few workers hide the latency of
+	// each open without holding more than one file per worker.
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(dirs), max(4, runtime.GOMAXPROCS(0))) {
+		wg.Go(func() {
+			for i := range work {
+				out[i] = readRun(filepath.Join(runsDir, dirs[i]))
+			}
+		})
+	}
+	for i := range dirs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+
+	runs := make([]Run, 0, len(out))
+	for _, r := range out {
+		if r != nil {
+			runs = append(runs, *r)
+		}
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		if !runs[i].StartedAt.Equal(runs[j].StartedAt) {
+			return runs[i].StartedAt.After(runs[j].StartedAt)
+		}
+		return runs[i].ID > runs[j].ID
+	})
+	return runs, nil
+}
+
+// Read reads one run folder as List would; an error when dir is not a run
+// folder.
+func Read(dir string) (*Run, error) {
+	if r := readRun(dir); r != nil {
+		return r, nil
+	}
+	return nil, fmt.Errorf("%s: not a run folder (no %s, %s or %s)", dir, record.SummaryFile, record.RequestsFile, record.ConfigFile)
+}
+
+// readRun is nil when dir holds no run record.
+func readRun(dir string) *Run {
+	s, err := record.ReadSummary(dir)
+	if err == nil {
+		r := fromSummary(dir, s)
+		return &r
+	}
+	if !isRunDir(dir) {
+		return nil
+	}
+	d, lerr := summariseDir(dir)
+	if lerr != nil {
+		r := Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Err: lerr}
+		return &r
+	}
+	r := fromSummary(dir, d.Summary)
+	r.Complete = false
+	r.Corrupt = d.Corrupt
+	if !errors.Is(err, fs.ErrNotExist) {
+		r.Err = err
+	}
+	return &r
+}
+
+func fromSummary(dir string, s *record.Summary) Run {
+	r := Run{
+		ID:               filepath.Base(dir),
+		Dir:              dir,
+		Name:             s.Run.Name,
+		StartedAt:        parseTime(s.Run.StartedAt),
+		TotalRequests:    s.Results.TotalRequests,
+		FailedRequests:   s.Results.FailedRequests,
+		MeanTTFTms:       s.Results.MeanTTFTms,
+		P99TTFTms:        s.Results.P99TTFTms,
+		OutputThroughput: s.Results.OutputThroughput,
+		HitRatio:         s.Cache.HitRatio,
+		Interrupted:      s.Run.Interrupted,
+		ExitCode:         s.Run.ExitCode,
+		Complete:         true,
+	}
+	r.Workload = stringField(s.Config, "workload")
+	r.Model = stringField(s.Config, "model")
+	r.EngineURL = stringField(s.Config, "engine_url")
+	return r
+}
+
+// parseTime reads an RFC 3339 time of the run block; zero when absent or
+// unreadable.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func stringField(v any, key string) string {
+	x, ok := record.Field(v, key)
+	if !ok {
+		return ""
+	}
+	s, _ := x.(string)
+	return s
+}
+
+// Detail is one run opened in full.
+type Detail struct {
+	Run Run
+	// Summary is bench_summary.json, or for an incomplete run the blocks
+	// computed from requests.jsonl (ITL and round-gap figures are then
+	// null: the per-chunk gaps are not in the record).
+	Summary *record.Summary
+	// Config is config.json as written (nil when absent).
+	Config json.RawMessage
+	// Corrupt counts skipped lines of requests.jsonl (incomplete runs).
+	Corrupt int
+}
+
+// Load opens one run folder with its whole summary.
+func Load(dir string) (*Detail, error) {
+	s, err := record.ReadSummary(dir)
+	var d *Detail
+	switch {
+	case err == nil:
+		d = &Detail{Run: fromSummary(dir, s), Summary: s}
+	case !isRunDir(dir):
+		return nil, fmt.Errorf("%s: not a run folder", dir)
+	default:
+		d, err = summariseDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		d.Run = fromSummary(dir, d.Summary)
+		d.Run.Complete = false
+		d.Run.Corrupt = d.Corrupt
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, record.ConfigFile)); err == nil && json.Valid(b) {
+		d.Config = b
+	}
+	return d, nil
+}
+
+// summariseDir builds the summary of a folder without one from its
+// requests.jsonl, streamed through the core's own collector so the
+// figures mean what they mean in a written summary.
+func summariseDir(dir string) (*Detail, error) {
+	id := filepath.Base(dir)
+	var cfg json.RawMessage
+	if b, err := os.ReadFile(filepath.Join(dir, record.ConfigFile)); err == nil && json.Valid(b) {
+		cfg = b
+	}
+	c := stats.New()
+	var first float64
+	corrupt, err := record.ReadRequests(dir, func(r *sender.Result) error {
+		if r.SubmitTime > 0 && (first == 0 || r.SubmitTime < first) {
+			first = r.SubmitTime
+		}
+		c.Add(r)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	b := c.Final(stats.ClientInfo{})
+	s := &record.Summary{
+		SchemaVersion: record.SchemaVersion,
+		Results:       b.Results,
+		Cache:         b.Cache,
+		Latency:       b.Latency,
+		Client:        b.Client,
+	}
+	workload := stringField(cfg, "workload")
+	model := stringField(cfg, "model")
+	// config.json holds no URL; the summary's config block is rebuilt from
+	// what is known.
+	sc := map[string]any{"workload": workload, "model": model}
+	if cfg != nil {
+		var m map[string]any
+		if json.Unmarshal(cfg, &m) == nil {
+			for k, v := range m {
+				sc[k] = v
+			}
+		}
+	}
+	s.Config = sc
+	started, name := parseFolderName(id, workload)
+	if started.IsZero() && first > 0 {
+		started = time.Unix(0, int64(first*1e9))
+	}
+	if started.IsZero() {
+		if fi, err := os.Stat(dir); err == nil {
+			started = fi.ModTime()
+		}
+	}
+	s.Run = record.RunInfo{ID: id, Name: name, StartedAt: started.UTC().Format(time.RFC3339), Interrupted: true}
+	return &Detail{Summary: s, Config: cfg, Corrupt: corrupt}, nil
+}
+
+// parseFolderName reads <YYYYMMDD-HHMMSS>-<workload>[-<name>] (local
+// time, as record names folders). The name is what follows the sanitised
+// workload; a numeric suffix added for a taken name stays part of it.
+func parseFolderName(id, workload string) (time.Time, string) {
+	const layout = "20060102-150405"
+	if len(id) < len(layout) {
+		return time.Time{}, ""
+	}
+	t, err := time.ParseInLocation(layout, id[:len(layout)], time.Local)
+	if err != nil {
+		return time.Time{}, ""
+	}
+	rest := strings.TrimPrefix(id[len(layout):], "-")
+	if w := record.Sanitize(workload); w != "" && strings.HasPrefix(rest, w) {
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, w), "-")
+	} else {
+		rest = ""
+	}
+	return t, rest
+}
+
+// ErrNotFound is returned by Resolve for a run that does not exist.
+var ErrNotFound = errors.New("run not found")
+
+// Resolve finds a run named by id (a folder name in runsDir, or a unique
+// prefix of one) or by path. The error wraps ErrNotFound and names the
+// run.
+func Resolve(runsDir, idOrPath string) (string, error) {
+	if idOrPath == "" {
+		return "", fmt.Errorf("%w: empty run id", ErrNotFound)
+	}
+	if !strings.ContainsRune(idOrPath, os.PathSeparator) && !strings.ContainsRune(idOrPath, '/') {
+		dir := filepath.Join(runsDir, idOrPath)
+		if isRunDir(dir) {
+			return dir, nil
+		}
+	}
+	if fi, err := os.Stat(idOrPath); err == nil && fi.IsDir() {
+		if isRunDir(idOrPath) {
+			return idOrPath, nil
+		}
+		return "", fmt.Errorf("%w: %s is not a run folder", ErrNotFound, idOrPath)
+	}
+	if !strings.ContainsRune(idOrPath, '/') {
+		entries, _ := os.ReadDir(runsDir)
+		var hits []string
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), idOrPath) && isRunDir(filepath.Join(runsDir, e.Name())) {
+				hits = append(hits, e.Name())
+			}
+		}
+		switch len(hits) {
+		case 1:
+			return filepath.Join(runsDir, hits[0]), nil
+		case 0:
+		default:
+			return "", fmt.Errorf("%w: %q is ambiguous in %s (%s)", ErrNotFound, idOrPath, runsDir, strings.Join(hits, ", "))
+		}
+	}
+	return "", fmt.Errorf("%w: no run %q in %s", ErrNotFound, idOrPath, runsDir)
+}
+
+// Delete removes a run folder. It refuses a directory that is not a run
+// folder, so a wrong path cannot remove anything else.
+func Delete(dir string) error {
+	if !isRunDir(dir) {
+		return fmt.Errorf("delete %s: not a run folder", dir)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("delete run: %w", err)
+	}
+	return nil
+}
