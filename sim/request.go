@@ -116,17 +116,9 @@ func promptIDs(raw json.RawMessage) ([]uint32, error) {
 		}
 		return tokenize(nil, s), nil
 	case '[':
-		var nums []json.Number
-		if err := json.Unmarshal(raw, &nums); err != nil {
-			return nil, badf("prompt must be a string or a list of token ids (batched prompts are not supported)")
-		}
-		ids := make([]uint32, len(nums))
-		for i, n := range nums {
-			v, err := n.Int64()
-			if err != nil || v < 0 || v > math.MaxUint32 {
-				return nil, badf("prompt[%d] = %s is not a token id (an integer in [0,4294967295])", i, n)
-			}
-			ids[i] = uint32(v)
+		var ids []uint32
+		if err := json.Unmarshal(raw, &ids); err != nil {
+			return nil, badf("prompt must be a string or a list of token ids, each an integer in [0,4294967295] (batched prompts are not supported): %v", err)
 		}
 		return ids, nil
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -46,10 +47,14 @@ func TestWarmTTFTBelowColdOnTheWire(t *testing.T) {
 		c.ZeroLatency = false
 		c.Speed = 2
 	})
-	prompt := ids(1, 8000) // cold: 0.4 s of prefill at speed 2 = 0.2 s
+	// 8000 tokens + template; cold: 0.4 s of prefill at speed 2 = 0.2 s
+	body, err := json.Marshal(completion(words("hi", 8000), map[string]any{"max_tokens": 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ttft := func() time.Duration {
 		start := time.Now()
-		resp := post(t, r.URL(), "/v1/completions", completion(prompt, map[string]any{"max_tokens": 1}))
+		resp := post(t, r.URL(), "/v1/completions", body)
 		defer resp.Body.Close()
 		buf := make([]byte, 1)
 		if _, err := resp.Body.Read(buf); err != nil {
