@@ -1,0 +1,170 @@
+// Package metrics reads an engine's Prometheus endpoint: it parses the
+// text exposition format with the Prometheus project's own parser, knows
+// the cache counters of vLLM, SGLang, llama.cpp and LMCache, and samples
+// them during a run (metrics.jsonl and the summary's server_metrics,
+// spec/record.md). It is the run's second, independent witness of what
+// the cache did, beside the receipts the sender reads from each reply.
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// maxBody bounds what one scrape reads: an engine's exposition is a few
+// hundred kilobytes at most, and a runaway endpoint must not eat memory.
+const maxBody = 32 << 20
+
+// acceptHeader asks for the classic text format (0.0.4), which every
+// engine's client library serves and expfmt's TextParser reads.
+const acceptHeader = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
+
+// Scrape fetches url and returns every series it exposes, summed per name
+// across labels (see Parse). A nil client means http.DefaultClient; the
+// caller bounds the time with ctx.
+func Scrape(ctx context.Context, client *http.Client, url string) (map[string]float64, error) {
+	return ScrapeAuth(ctx, client, url, "")
+}
+
+// ScrapeAuth is Scrape with a bearer key (llama.cpp's --api-key also
+// guards /metrics). Pass a key only to the engine's own host.
+func ScrapeAuth(ctx context.Context, client *http.Client, url, apiKey string) (map[string]float64, error) {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("metrics %s: %v", Redact(url), err)
+	}
+	req.Header.Set("Accept", acceptHeader)
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %v", Redact(url), rootCause(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, &StatusError{URL: Redact(url), Code: resp.StatusCode}
+	}
+	vals, err := Parse(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", Redact(url), err)
+	}
+	return vals, nil
+}
+
+// StatusError is a metrics endpoint answering something other than 200.
+type StatusError struct {
+	URL  string
+	Code int
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("GET %s answered HTTP %d", e.URL, e.Code) }
+
+// Parse reads the Prometheus text format. Counters, gauges and untyped
+// series are summed across their label sets under the family name (a
+// counter split by model, engine or cache source is one figure for a
+// benchmark); histograms and summaries give name_sum and name_count.
+// Input that is not the text format is an error.
+func Parse(r io.Reader) (map[string]float64, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("not Prometheus text format: %v", err)
+	}
+	out := make(map[string]float64, len(fams))
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				out[name] += m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				out[name] += m.GetGauge().GetValue()
+			case dto.MetricType_UNTYPED:
+				out[name] += m.GetUntyped().GetValue()
+			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+				out[name+"_sum"] += m.GetHistogram().GetSampleSum()
+				out[name+"_count"] += float64(m.GetHistogram().GetSampleCount())
+			case dto.MetricType_SUMMARY:
+				out[name+"_sum"] += m.GetSummary().GetSampleSum()
+				out[name+"_count"] += float64(m.GetSummary().GetSampleCount())
+			}
+		}
+	}
+	return out, nil
+}
+
+// DefaultURL is where an engine serves its metrics when no --metrics-url
+// is given: /metrics at the root of the engine URL (its /v1 dropped).
+func DefaultURL(engineURL string) string {
+	s := strings.TrimRight(engineURL, "/")
+	s = strings.TrimSuffix(s, "/v1")
+	return s + "/metrics"
+}
+
+// NormalizeURL completes a --metrics-url value: `http://` is added when
+// no scheme is given. The path is kept as given.
+func NormalizeURL(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "", fmt.Errorf("--metrics-url: empty URL")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("--metrics-url %q: not a URL", Redact(raw))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("--metrics-url %q: scheme must be http or https", u.Redacted())
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("--metrics-url %q: no host", u.Redacted())
+	}
+	return u.String(), nil
+}
+
+// Redact hides a password in a URL, and any query string (metrics
+// endpoints are sometimes protected by a token parameter).
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "@?"); i >= 0 {
+			return raw[:i] + "..."
+		}
+		return raw
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "xxxxx"
+	}
+	return u.Redacted()
+}
+
+// rootCause drops the layers of url.Error and net.OpError that repeat the
+// URL and the operation.
+func rootCause(err error) error {
+	type unwrapper interface{ Unwrap() error }
+	for {
+		u, ok := err.(unwrapper)
+		if !ok {
+			return err
+		}
+		next := u.Unwrap()
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
