@@ -1,0 +1,67 @@
+// Package sender owns kvbench's side of the wire: it sends one streaming
+// OpenAI request (chat or completions), parses the SSE reply and measures
+// it into a Result, the line of requests.jsonl defined by spec/record.md.
+//
+// Entry points:
+//
+//   - NormalizeURL turns an --engine-url value into the API base.
+//   - New/Client.Do send and measure; Client.Models lists model ids.
+//   - Measure parses and measures an SSE body without HTTP (recorded
+//     streams, other packages' tests), exactly as Do does after a 200.
+//   - CompareFingerprint compares two results' output or token hashes.
+//
+// The stream path is built for thousands of concurrent streams: per chunk
+// there is no allocation, goroutine, channel send or lock. A pooled state
+// per request holds the read buffer, the two SHA-256 hashers and the chunk
+// arrival times; chunks are decoded by a validating JSON scanner that only
+// extracts the fields the record needs; the idle watchdog costs one atomic
+// store per read.
+//
+// Where spec/record.md leaves room, this package decides:
+//
+//   - Error codes add `canceled` (the caller's context ended the request;
+//     `timeout` when it was the caller's deadline), `invalid_request` (the
+//     body could not be encoded: NaN temperature, unencodable extra body,
+//     unknown endpoint) and `internal` (a recovered bug).
+//   - The first error ends the stream: nothing after it is read, so an
+//     errored stream is never complete. A read error after the headers
+//     (reset, truncated chunked body) is `incomplete`.
+//   - SSE: events with any type other than `error` are read as data; `id`
+//     and `retry` are ignored; at EOF an unterminated last event is used
+//     when it is `[DONE]` or valid JSON and dropped otherwise (a truncated
+//     chunk makes the stream `incomplete`, not `invalid_json`). The line
+//     limit also bounds one event's joined data. A JSON value that is not
+//     an object is `invalid_json`; a top-level `"object": "error"` (vLLM)
+//     counts as an error object like a non-null `error`. Invalid UTF-8 in
+//     text is replaced by U+FFFD, as encoding/json does.
+//   - Arrival times are taken once per network read: every chunk completed
+//     by one read shares that read's instant.
+//   - Usage: the last non-null `usage` object wins whole (fields are not
+//     merged with earlier ones); a non-object usage makes every count
+//     invalid. `cache_n` comes from the last non-null `timings` object;
+//     `token_sha` is the last valid one seen.
+//   - Receipts: an absent or null `prompt_tokens_details`, or an absent
+//     or null `cached_tokens` in it, is `details_absent`; a details value
+//     that is not an object is `invalid_count`. Integers beyond int range
+//     are invalid. Precedence: see stream.receipt.
+//   - Chunks: a chunk counts once however many choices it carries; if an
+//     engine sends several choices their texts are concatenated in order.
+//     Per delta the reasoning hashed is reasoning_content when it is a
+//     non-empty string, else reasoning. ReasoningField is the field of the
+//     first reasoning text.
+//   - decode_speed is computed for successful requests only (0 otherwise);
+//     TTFT and first_token_time are recorded whenever a first token came.
+//     tokens_per_chunk needs a complete, error-free stream with a valid
+//     completion_tokens and at least one chunk. ITL uses completion_tokens
+//     only (never the chunk count) as the token count; the ITL mean is
+//     (last chunk - first chunk) / (tokens - 1).
+//   - token_sha, like output_sha256, is null unless the stream is
+//     complete and carried some non-empty content or reasoning.
+//   - A complete stream with no first token and no completion tokens is
+//     unsuccessful with a null error.
+//   - The idle timeout runs from the response headers on; before them
+//     only the request timeout applies (engines may queue requests).
+//   - Bodies: max_tokens is omitted when Request.MaxTokens <= 0; extra
+//     bodies merge per top-level key, the request's over the client's, and
+//     a key kvbench sets itself takes the extra value in place.
+package sender
