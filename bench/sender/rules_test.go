@@ -588,13 +588,13 @@ func TestTokenSHA(t *testing.T) {
 			`data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":0}},"tensorfold":{"token_sha":` + v + `}}` + "\n\n" + doneEvent)
 	}
 	for v, want := range map[string]string{
-		`"0123456789ab"`:                  "0123456789ab",
-		`"` + hex64 + `"`:                 hex64,
-		`"0123456789AB"`:                  "",
-		`"0123456789abc"`:                 "",
-		`"0123456789ag"`:                  "",
-		`12`:                              "",
-		`null`:                            "",
+		`"0123456789ab"`:                   "0123456789ab",
+		`"` + hex64 + `"`:                  hex64,
+		`"0123456789AB"`:                   "",
+		`"0123456789abc"`:                  "",
+		`"0123456789ag"`:                   "",
+		`12`:                               "",
+		`null`:                             "",
 		`"` + strings.ToUpper(hex64) + `"`: "",
 	} {
 		r := with(v)
