@@ -8,11 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -82,6 +85,9 @@ type Snapshot struct {
 	Warning      string // client overload warning, empty when fine
 	DroppedEvent int
 	Finished     bool
+	// ServerHitRate is the engine's own prefix-cache hit rate over the
+	// measured phase so far (--metrics-url), nil when unknown.
+	ServerHitRate *float64
 }
 
 // Overload thresholds: above these the client may be skewing the figures.
@@ -119,6 +125,11 @@ type Runner struct {
 	reqCtx    context.Context
 	reqCancel context.CancelFunc
 	appendErr atomic.Int64
+
+	metricsURL  string
+	metricsFile *os.File
+	sampler     *metrics.Sampler
+	measuring   bool // the measured phase has started (guarded by mu)
 }
 
 // New builds the workload (validating its settings), creates the run
@@ -170,6 +181,22 @@ func New(p *Prepared) (*Runner, error) {
 		events: make(chan Event, 4096),
 	}
 	r.reqCtx, r.reqCancel = context.WithCancel(context.Background())
+	if raw := p.Config.String("metrics_url"); raw != "" {
+		if raw == "builtin" && p.builtin != nil {
+			raw = p.builtin.URL() + "/metrics"
+		}
+		u, err := metrics.NormalizeURL(raw)
+		if err != nil {
+			rec.Close()
+			return nil, &UsageError{Err: err}
+		}
+		f, err := os.OpenFile(filepath.Join(rec.Dir(), "metrics.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			rec.Close()
+			return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
+		}
+		r.metricsURL, r.metricsFile = u, f
+	}
 	return r, nil
 }
 
@@ -234,6 +261,9 @@ func (r *Runner) Snapshot() Snapshot {
 	s.Sent = int(r.sent.Load())
 	s.DroppedEvent = int(r.dropped.Load())
 	s.Cores = runtime.GOMAXPROCS(0)
+	if r.sampler != nil {
+		s.ServerHitRate = r.sampler.LiveHitRate()
+	}
 	if !s.Started.IsZero() {
 		s.Elapsed = r.now().Sub(s.Started)
 	}
@@ -268,7 +298,14 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 func (r *Runner) setPhase(name string, total int, d time.Duration) {
 	r.mu.Lock()
 	r.phase, r.phaseTotal, r.phaseStart, r.phaseLen = name, total, r.now(), d
+	startMeasuring := !r.measuring && name != sender.PhaseWarmup && name != sender.PhaseReference
+	if startMeasuring {
+		r.measuring = true
+	}
 	r.mu.Unlock()
+	if startMeasuring && r.sampler != nil {
+		r.sampler.MarkMeasuredStart()
+	}
 	r.phaseDone.Store(0)
 	r.emit(Event{Kind: PhaseChanged, Phase: name, Total: total, Duration: d})
 }
@@ -294,6 +331,13 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 		r.logf(false, "%s", line)
 	}
 
+	if r.metricsURL != "" {
+		r.sampler = metrics.Start(context.Background(), metrics.SamplerOptions{
+			URL:  r.metricsURL,
+			Out:  r.metricsFile,
+			Logf: func(f string, a ...any) { r.logf(true, f, a...) },
+		})
+	}
 	monitorDone := make(chan struct{})
 	stopMonitor := make(chan struct{})
 	go r.monitor(stopMonitor, monitorDone)
@@ -324,6 +368,19 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 		r.logf(true, "workload: %v", runErr)
 	}
 	outcome := r.wl.Outcome()
+	var server *metrics.ServerMetrics
+	if r.sampler != nil {
+		r.sampler.MarkMeasuredEnd()
+		sm := r.sampler.Stop()
+		server = &sm
+		r.metricsFile.Close()
+		title, rows := metrics.Section(sm)
+		sec := report.Section{Title: title}
+		for _, row := range rows {
+			sec.Rows = append(sec.Rows, report.Row{Label: row[0], Value: row[1]})
+		}
+		outcome.Sections = append(outcome.Sections, sec)
+	}
 	blocks := r.stats.Final(stats.ClientInfo{CPUSeconds: stats.ProcessCPU().Seconds()})
 
 	code := 0
@@ -341,6 +398,9 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 		Latency:       blocks.Latency,
 		Client:        blocks.Client,
 		Workload:      outcome.Block,
+	}
+	if server != nil {
+		sum.ServerMetrics = server
 	}
 	sum.Tool.Name = "kvbench"
 	sum.Tool.Version = Version
