@@ -1,0 +1,321 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { Register(config.MultiRoundChat, newMultiRoundChat) }
+
+// mrcRetry is how often a dispatch that waits for a busy session checks
+// again.
+const mrcRetry = 10 * time.Millisecond
+
+// mrcUnderstood is the assistant's reply to the pre-filled history.
+const mrcUnderstood = "Understood, I have read the context above."
+
+// mrcExchange is one finished round of a session.
+type mrcExchange struct{ Query, Answer string }
+
+// mrcSession is one simulated user: a system prompt, an optional
+// pre-filled history and the exchanges so far.
+type mrcSession struct {
+	ID        int
+	System    string
+	History   string
+	Exchanges []mrcExchange
+	busy      bool
+}
+
+// Messages is the chat sent for query: system, the history and its
+// acknowledgement, every earlier exchange, then the query.
+func (s *mrcSession) Messages(query string) []sender.Message {
+	msgs := make([]sender.Message, 0, 4+2*len(s.Exchanges))
+	msgs = append(msgs, sender.Message{Role: "system", Content: s.System})
+	if s.History != "" {
+		msgs = append(msgs,
+			sender.Message{Role: "user", Content: s.History},
+			sender.Message{Role: "assistant", Content: mrcUnderstood})
+	}
+	for _, e := range s.Exchanges {
+		msgs = append(msgs,
+			sender.Message{Role: "user", Content: e.Query},
+			sender.Message{Role: "assistant", Content: e.Answer})
+	}
+	return append(msgs, sender.Message{Role: "user", Content: query})
+}
+
+// MultiRoundChatUsers is max(1, int(volume * tokens_per_gb / (shared + history))).
+func MultiRoundChatUsers(volumeGB float64, tokensPerGB, shared, history int) int {
+	return atLeast1(volumeGB * float64(tokensPerGB) / float64(shared+history))
+}
+
+// MultiRoundChatSystem is `Session i. You are a helpful assistant. ` then
+// max(0, P-7) words "help" (the header counts 7 words).
+func MultiRoundChatSystem(i, shared int) string {
+	return fmt.Sprintf("Session %d. You are a helpful assistant. ", i) + repeatWord(wordHelp, max(0, shared-7))
+}
+
+// MultiRoundChatHistory is `[Session i history] ` then max(0, H-3) words
+// "hi", or "" when H is 0 (no history messages).
+func MultiRoundChatHistory(i, history int) string {
+	if history <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("[Session %d history] ", i) + repeatWord(wordHi, max(0, history-3))
+}
+
+// MultiRoundChatQuery is user-input-length words "tell".
+func MultiRoundChatQuery(n int) string { return repeatWord(wordTell, n) }
+
+// mrcArrivals yields the offsets from the start of the measured phase at
+// which requests 0, 1, 2, ... are due: g/qps (fixed) or the running sum
+// of seeded exponential gaps of mean 1/qps (poisson, request 0 at 0).
+type mrcArrivals struct {
+	qps     float64
+	poisson bool
+	rng     *rand.Rand
+	g       int
+	sum     float64
+}
+
+func newMRCArrivals(qps float64, arrival string, seed int64) *mrcArrivals {
+	return &mrcArrivals{qps: qps, poisson: arrival == "poisson", rng: rand.New(rand.NewPCG(uint64(seed), 0x6d7263))}
+}
+
+func (a *mrcArrivals) next() time.Duration {
+	var sec float64
+	if a.poisson {
+		if a.g > 0 {
+			a.sum += a.rng.ExpFloat64() / a.qps
+		}
+		sec = a.sum
+	} else {
+		sec = float64(a.g) / a.qps
+	}
+	a.g++
+	return time.Duration(sec * float64(time.Second))
+}
+
+// MultiRoundChat simulates concurrent chat users whose history grows:
+// every request should reuse its session's system prompt and history
+// (warmed up beforehand) and, from its second round on, the earlier
+// exchanges too.
+type MultiRoundChat struct {
+	p                          Params
+	shared, history, input     int
+	output                     int
+	qps, duration              float64
+	arrival                    string
+	users                      int
+	sessions                   []*mrcSession
+	pause                      func(ctx context.Context, d time.Duration) bool
+	mu                         sync.Mutex
+	warm, measured             tally
+	firstRound, laterRounds    tally
+	byRound                    []*tally
+	dispatched, waited, unsent int
+	maxWaitMs                  float64
+}
+
+func newMultiRoundChat(p Params) (Workload, error) {
+	c := p.Config
+	w := &MultiRoundChat{
+		p:        p,
+		shared:   c.Int("mrc_shared_prompt_length"),
+		history:  c.Int("mrc_chat_history_length"),
+		input:    c.Int("mrc_user_input_length"),
+		output:   c.Int("mrc_output_length"),
+		qps:      c.Float("mrc_qps"),
+		duration: c.Float("mrc_duration"),
+		arrival:  c.String("mrc_arrival"),
+		pause:    sleepCtx,
+	}
+	if p.TokensPerGB <= 0 {
+		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.MultiRoundChat)
+	}
+	if w.shared+w.history <= 0 {
+		return nil, fmt.Errorf("--mrc-shared-prompt-length plus --mrc-chat-history-length must be > 0 (got %d and %d)", w.shared, w.history)
+	}
+	if !(w.qps > 0) || !(w.duration > 0) {
+		return nil, fmt.Errorf("--mrc-qps and --mrc-duration must be > 0 (got %v and %v)", w.qps, w.duration)
+	}
+	w.users = MultiRoundChatUsers(c.Float("kv_cache_volume"), p.TokensPerGB, w.shared, w.history)
+	w.sessions = make([]*mrcSession, w.users)
+	for i := range w.sessions {
+		w.sessions[i] = &mrcSession{ID: i, System: MultiRoundChatSystem(i, w.shared), History: MultiRoundChatHistory(i, w.history)}
+	}
+	return w, nil
+}
+
+// sleepCtx waits d or until ctx is done; it reports whether d elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *MultiRoundChat) Name() string { return config.MultiRoundChat }
+
+func (w *MultiRoundChat) Describe() []string {
+	return []string{
+		fmt.Sprintf("multi-round-chat: %d sessions (system %d + history %d tokens), queries of %d tokens, answers up to %d tokens",
+			w.users, w.shared, w.history, w.input, w.output),
+		fmt.Sprintf("multi-round-chat: %s arrivals at %g requests/s for %gs, strict round robin (a busy session is waited for)",
+			w.arrival, w.qps, w.duration),
+	}
+}
+
+func (w *MultiRoundChat) Run(ctx context.Context, env Env) error {
+	warm := make([]*sender.Request, len(w.sessions))
+	for i, s := range w.sessions {
+		warm[i] = &sender.Request{
+			ID: fmt.Sprintf("warmup_s%d", i), Phase: sender.PhaseWarmup, Endpoint: w.p.Endpoint,
+			Messages: s.Messages("Hello"), MaxTokens: 1,
+		}
+		setPrompt(warm[i])
+	}
+	env.Phase("warmup", len(warm), 0)
+	runSequential(ctx, env, warm, func(r sender.Result) { w.warm.add(&r) })
+	if ctx.Err() != nil {
+		return nil
+	}
+
+	length := time.Duration(w.duration * float64(time.Second))
+	env.Phase("measuring", -1, length)
+	start := env.Now()
+	deadline := start.Add(length)
+	arrivals := newMRCArrivals(w.qps, w.arrival, w.p.Seed)
+	query := MultiRoundChatQuery(w.input)
+	var wg sync.WaitGroup
+dispatch:
+	for g := 0; ; g++ {
+		due := start.Add(arrivals.next())
+		if !due.Before(deadline) {
+			break
+		}
+		if !w.pause(ctx, due.Sub(env.Now())) {
+			break
+		}
+		s := w.sessions[g%len(w.sessions)]
+		waited := false
+		for w.isBusy(s) {
+			if !env.Now().Before(deadline) || !w.pause(ctx, mrcRetry) {
+				break dispatch
+			}
+			waited = true
+		}
+		now := env.Now()
+		if !now.Before(deadline) || ctx.Err() != nil {
+			break
+		}
+		w.mu.Lock()
+		s.busy = true
+		round := len(s.Exchanges) + 1
+		msgs := s.Messages(query)
+		w.dispatched++
+		if waited {
+			w.waited++
+			if ms := float64(now.Sub(due)) / float64(time.Millisecond); ms > w.maxWaitMs {
+				w.maxWaitMs = ms
+			}
+		}
+		w.mu.Unlock()
+		req := &sender.Request{
+			ID: fmt.Sprintf("s%d_r%d", s.ID, g), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
+			Messages: msgs, MaxTokens: w.output, Scheduled: due, KeepText: true,
+		}
+		setPrompt(req)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, ok := env.Send(ctx, req)
+			w.finish(s, round, ok, &res)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (w *MultiRoundChat) isBusy(s *mrcSession) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return s.busy
+}
+
+// finish appends the streamed answer to its session and frees it.
+func (w *MultiRoundChat) finish(s *mrcSession, round int, ok bool, res *sender.Result) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s.busy = false
+	if !ok {
+		w.unsent++
+		return
+	}
+	s.Exchanges = append(s.Exchanges, mrcExchange{Query: MultiRoundChatQuery(w.input), Answer: res.Text})
+	w.measured.add(res)
+	if round == 1 {
+		w.firstRound.add(res)
+	} else {
+		w.laterRounds.add(res)
+	}
+	for len(w.byRound) < round {
+		w.byRound = append(w.byRound, &tally{})
+	}
+	w.byRound[round-1].add(res)
+}
+
+func (w *MultiRoundChat) Outcome() Outcome {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rounds := make([]map[string]any, len(w.byRound))
+	for i, t := range w.byRound {
+		rounds[i] = map[string]any{"round": i + 1, "observed": t}
+	}
+	firstTarget := w.shared + w.history + w.input
+	block := map[string]any{
+		"num_users":                          w.users,
+		"shared_prompt_length":               w.shared,
+		"chat_history_length":                w.history,
+		"user_input_length":                  w.input,
+		"output_length":                      w.output,
+		"qps":                                w.qps,
+		"duration_s":                         w.duration,
+		"arrival":                            w.arrival,
+		"dispatched":                         w.dispatched,
+		"waited_for_session":                 w.waited,
+		"max_session_wait_ms":                w.maxWaitMs,
+		"expected":                           "every request reuses its session's system prompt and history (warmed up); from round 2 on also the earlier exchanges",
+		"observed":                           &w.measured,
+		"first_round":                        &w.firstRound,
+		"later_rounds":                       &w.laterRounds,
+		"by_round":                           rounds,
+		"warmup":                             &w.warm,
+		"target_prompt_tokens":               firstTarget,
+		"observed_first_round_prompt_tokens": w.firstRound.meanPrompt(),
+	}
+	rows := []report.Row{
+		{Label: "Sessions", Value: report.Int(w.users)},
+		{Label: "Dispatched / waited for session", Value: fmt.Sprintf("%d / %d", w.dispatched, w.waited)},
+		{Label: "Round 1 target / observed prompt", Value: fmt.Sprintf("%d / %s", firstTarget, report.OptFloat(w.firstRound.meanPrompt()))},
+		{Label: "Expected", Value: "all reused, hits growing by round"},
+	}
+	rows = append(rows, w.firstRound.rows("Round 1 ")...)
+	rows = append(rows, w.laterRounds.rows("Rounds 2+ ")...)
+	return Outcome{Block: block, Sections: []report.Section{{Title: "Multi Round Chat", Rows: rows}}}
+}
