@@ -241,14 +241,16 @@ func (c *prefixCache) release(l *lookup) {
 	l.pinned = nil
 }
 
-// usage is the share of GPU blocks in use, in [0,1].
+// usage is the share of GPU blocks held by running requests, in [0,1]. As
+// in vLLM, cached blocks that no request uses count as free: they are
+// evictable at any time.
 func (c *prefixCache) usage() float64 {
 	if c.gpuCap == 0 {
 		return 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return float64(c.gpuUsed) / float64(c.gpuCap)
+	return float64(c.gpuUsed-c.gpuFree.n) / float64(c.gpuCap)
 }
 
 // resident reports the blocks held by each tier (for tests and /status).

@@ -1,13 +1,12 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,8 +169,8 @@ func TestQueueBoundsAndWaitingGauge(t *testing.T) {
 	}
 	results := make(chan outcome, 2)
 	send := func(first int) {
-		resp, err := http.Post(hs.URL+"/v1/completions", "application/json",
-			strings.NewReader(fmt.Sprintf(`{"prompt":[%d,1,2,3,4,5,6,7,8,9],"stream":true,"stream_options":{"include_usage":true},"max_tokens":2}`, first)))
+		body, _ := json.Marshal(completion(ids(first, 40), map[string]any{"max_tokens": 2}))
+		resp, err := http.Post(hs.URL+"/v1/completions", "application/json", bytes.NewReader(body))
 		if err != nil {
 			results <- outcome{err: err}
 			return
@@ -186,6 +185,10 @@ func TestQueueBoundsAndWaitingGauge(t *testing.T) {
 	if got := gaugeValue(t, s.metrics.running); got != 1 {
 		t.Errorf("num_requests_running = %v, want 1", got)
 	}
+	// The running request pins its 2 full blocks of the 5000-block tier.
+	if got := s.cache.usage(); got != 2.0/5000 {
+		t.Errorf("kv cache usage %v while running, want %v", got, 2.0/5000)
+	}
 
 	resp := post(t, hs.URL, "/v1/completions", completion(ids(3, 10), nil))
 	resp.Body.Close()
@@ -195,7 +198,7 @@ func TestQueueBoundsAndWaitingGauge(t *testing.T) {
 	gc.open()
 	for i := 0; i < 2; i++ {
 		o := <-results
-		if o.err != nil || !o.res.Done || o.res.Usage.PromptTokens != 10 {
+		if o.err != nil || !o.res.Done || o.res.Usage.PromptTokens != 40 {
 			t.Errorf("queued request: %v %+v", o.err, o.res)
 		}
 	}
@@ -217,4 +220,15 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+func TestKVUsageFallsToZeroWhenIdle(t *testing.T) {
+	r := startSim(t, nil)
+	streamCompletion(t, r.URL(), ids(1, 200), nil)
+	if u := r.Server.cache.usage(); u != 0 {
+		t.Errorf("idle usage %v, want 0 (cached blocks are free)", u)
+	}
+	if gpu, _ := r.Server.cache.resident(); gpu != 12 {
+		t.Errorf("resident blocks %d, want 12", gpu)
+	}
 }
