@@ -1,0 +1,352 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { Register(config.LongDocPermutator, newLongDocPermutator) }
+
+// LDPVocabSize is the fixed size of the pseudo-word pool.
+const LDPVocabSize = 8000
+
+// ldpListMax is the most permutations listed in the workload block.
+const ldpListMax = 1000
+
+// ldpSystemWords are the words of the optional system prompt.
+var ldpSystemWords = [...]string{
+	"the", "system", "will", "process", "your", "request", "and",
+	"provide", "an", "answer", "based", "on", "context",
+}
+
+// LongDocPermutatorPool is the seeded pool of size pseudo-words: 3 to 7
+// letters alternating consonant and vowel, then the word's pool index
+// ("boko42"), so every word is distinct.
+func LongDocPermutatorPool(size int, seed int64) []string {
+	const vowels, consonants = "aeiou", "bcdfghjklmnpqrstvwxyz"
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x766f636162))
+	pool := make([]string, size)
+	var b []byte
+	for i := range pool {
+		n := 3 + rng.IntN(5)
+		b = b[:0]
+		for j := 0; j < n; j++ {
+			if j%2 == 0 {
+				b = append(b, consonants[rng.IntN(len(consonants))])
+			} else {
+				b = append(b, vowels[rng.IntN(len(vowels))])
+			}
+		}
+		b = strconv.AppendInt(b, int64(i), 10)
+		pool[i] = string(b)
+	}
+	return pool
+}
+
+// LongDocPermutatorContext is context i: length words drawn from the pool
+// by a generator seeded with seed+1+i alone, so contexts diverge from
+// their first word and do not depend on how many there are.
+func LongDocPermutatorContext(pool []string, i, length int, seed int64) string {
+	rng := rand.New(rand.NewPCG(uint64(seed+1+int64(i)), 0x637478))
+	var b strings.Builder
+	for k := 0; k < length; k++ {
+		if k > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(pool[rng.IntN(len(pool))])
+	}
+	return b.String()
+}
+
+// LongDocPermutatorSystem is the shared system prompt: length seeded
+// draws from a few common words, "" when length is 0.
+func LongDocPermutatorSystem(length int, seed int64) string {
+	if length <= 0 {
+		return ""
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x737973))
+	words := make([]string, length)
+	for i := range words {
+		words[i] = ldpSystemWords[rng.IntN(len(ldpSystemWords))]
+	}
+	return strings.Join(words, " ")
+}
+
+// factorialCapped is n!, or math.MaxInt when it does not fit.
+func factorialCapped(n int) int {
+	f := 1
+	for k := 2; k <= n; k++ {
+		if f > math.MaxInt/k {
+			return math.MaxInt
+		}
+		f *= k
+	}
+	return f
+}
+
+// LongDocPermutatorPermutations enumerates the permutations of n contexts
+// sent for requested: all n! in lexicographic order when requested >= n!;
+// when n! > 10 x requested, requested distinct seeded random permutations,
+// sorted; otherwise the first requested in lexicographic order.
+func LongDocPermutatorPermutations(n, requested int, seed int64) [][]int {
+	total := factorialCapped(n)
+	q, r := total/10, total%10
+	sample := q > requested || (q == requested && r > 0) // n! > 10 x requested, without overflow
+	if requested >= total || !sample {
+		k := min(requested, total)
+		out := make([][]int, 0, k)
+		p := make([]int, n)
+		for i := range p {
+			p[i] = i
+		}
+		for len(out) < k {
+			out = append(out, slices.Clone(p))
+			if !nextPermutation(p) {
+				break
+			}
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x7065726d))
+	seen := make(map[string]bool, requested)
+	out := make([][]int, 0, requested)
+	for len(out) < requested {
+		p := rng.Perm(n)
+		key := fmt.Sprint(p)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, p)
+	}
+	slices.SortFunc(out, slices.Compare[[]int])
+	return out
+}
+
+// nextPermutation advances p to its lexicographic successor, reporting
+// false when p was the last one.
+func nextPermutation(p []int) bool {
+	i := len(p) - 2
+	for i >= 0 && p[i] >= p[i+1] {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	j := len(p) - 1
+	for p[j] <= p[i] {
+		j--
+	}
+	p[i], p[j] = p[j], p[i]
+	slices.Reverse(p[i+1:])
+	return true
+}
+
+// ldpSharedLead is, for each permutation in order, how many of its
+// leading contexts an earlier permutation starts with: what a plain
+// prefix cache can serve beyond the system prompt. The list is in
+// lexicographic order, so the longest shared lead is with the predecessor.
+func ldpSharedLead(perms [][]int) []int {
+	out := make([]int, len(perms))
+	for i := 1; i < len(perms); i++ {
+		p, q := perms[i], perms[i-1]
+		k := 0
+		for k < len(p) && p[k] == q[k] {
+			k++
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// LongDocPermutator sends the same contexts in different orders: a prefix
+// cache serves only the system prompt and the leading contexts an earlier
+// request shared; blended (non-prefix) reuse can serve the rest.
+type LongDocPermutator struct {
+	p                Params
+	numContexts      int
+	contextLen       int
+	systemLen        int
+	requested        int
+	inflight         int
+	maxOut           int
+	perms            [][]int
+	lead             []int
+	warm             tally
+	measured         tally
+	firstReq, others tally
+}
+
+func newLongDocPermutator(p Params) (Workload, error) {
+	c := p.Config
+	w := &LongDocPermutator{
+		p:           p,
+		numContexts: c.Int("ldp_num_contexts"),
+		contextLen:  c.Int("ldp_context_length"),
+		systemLen:   c.Int("ldp_system_prompt_length"),
+		requested:   c.Int("ldp_num_permutations"),
+		inflight:    c.Int("ldp_num_inflight_requests"),
+		maxOut:      c.Int("ldp_max_output_length"),
+	}
+	if w.numContexts < 1 || w.contextLen < 1 || w.requested < 1 {
+		return nil, fmt.Errorf("--ldp-num-contexts, --ldp-context-length and --ldp-num-permutations must be >= 1")
+	}
+	w.perms = LongDocPermutatorPermutations(w.numContexts, w.requested, p.Seed)
+	w.lead = ldpSharedLead(w.perms)
+	return w, nil
+}
+
+func (w *LongDocPermutator) Name() string { return config.LongDocPermutator }
+
+func (w *LongDocPermutator) Describe() []string {
+	sys := "no system prompt"
+	if w.systemLen > 0 {
+		sys = fmt.Sprintf("a %d-word system prompt", w.systemLen)
+	}
+	return []string{
+		fmt.Sprintf("long-doc-permutator: %d contexts of %d pool words, %d permutations (of %s), %s, %d in flight",
+			w.numContexts, w.contextLen, len(w.perms), factorialString(w.numContexts), sys, w.inflight),
+	}
+}
+
+// factorialString is n! in decimal, or "n!" when it does not fit an int.
+func factorialString(n int) string {
+	if f := factorialCapped(n); f != math.MaxInt {
+		return strconv.Itoa(f)
+	}
+	return strconv.Itoa(n) + "!"
+}
+
+// LongDocPermutatorMessages is one request: the optional system message,
+// then the contexts in permutation order separated by blank lines.
+func LongDocPermutatorMessages(system string, contexts []string, perm []int) []sender.Message {
+	parts := make([]string, len(perm))
+	for k, i := range perm {
+		parts[k] = contexts[i]
+	}
+	var msgs []sender.Message
+	if system != "" {
+		msgs = append(msgs, sender.Message{Role: "system", Content: system})
+	}
+	return append(msgs, sender.Message{Role: "user", Content: strings.Join(parts, "\n\n")})
+}
+
+func (w *LongDocPermutator) Run(ctx context.Context, env Env) error {
+	warm := &sender.Request{
+		ID: "warmup_0", Phase: sender.PhaseWarmup, Endpoint: w.p.Endpoint,
+		Messages: []sender.Message{
+			{Role: "system", Content: "You are a helpful assistant."},
+			{Role: "user", Content: repeatWord("warmup", 500)},
+		},
+		MaxTokens: 1,
+	}
+	setPrompt(warm)
+	env.Phase("warmup", 1, 0)
+	runSequential(ctx, env, []*sender.Request{warm}, func(r sender.Result) { w.warm.add(&r) })
+	if ctx.Err() != nil {
+		return nil
+	}
+
+	pool := LongDocPermutatorPool(LDPVocabSize, w.p.Seed)
+	contexts := make([]string, w.numContexts)
+	for i := range contexts {
+		contexts[i] = LongDocPermutatorContext(pool, i, w.contextLen, w.p.Seed)
+	}
+	system := LongDocPermutatorSystem(w.systemLen, w.p.Seed)
+	reqs := make([]*sender.Request, len(w.perms))
+	for r, perm := range w.perms {
+		reqs[r] = &sender.Request{
+			ID: fmt.Sprintf("perm%d_req%d", r, r), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
+			Messages: LongDocPermutatorMessages(system, contexts, perm), MaxTokens: w.maxOut,
+		}
+		setPrompt(reqs[r])
+	}
+	env.Phase("measuring", len(reqs), 0)
+	runBounded(ctx, env, reqs, w.inflight, func(r sender.Result) {
+		w.measured.add(&r)
+		if r.RequestID == reqs[0].ID {
+			w.firstReq.add(&r)
+		} else {
+			w.others.add(&r)
+		}
+	})
+	return nil
+}
+
+// prefixBound is the share of the later requests' prompts (every request
+// but the first) that a plain prefix cache can serve, counted in words:
+// the system prompt plus the leading contexts an earlier request shared.
+// Pool words are longer in tokens than the system prompt's words, so in
+// tokens the bound is lower still: a hit ratio above it means reuse beyond
+// the prefix.
+func (w *LongDocPermutator) prefixBound() *float64 {
+	if len(w.lead) < 2 {
+		return nil
+	}
+	whole := float64(w.systemLen + w.numContexts*w.contextLen)
+	sum := 0.0
+	for _, k := range w.lead[1:] {
+		sum += float64(w.systemLen+k*w.contextLen) / whole
+	}
+	b := sum / float64(len(w.lead)-1)
+	return &b
+}
+
+func (w *LongDocPermutator) Outcome() Outcome {
+	// The orders are listed when there are not too many of them.
+	var perms []string
+	var lead []int
+	if len(w.perms) <= ldpListMax {
+		perms = make([]string, len(w.perms))
+		for i, p := range w.perms {
+			perms[i] = strings.Trim(fmt.Sprint(p), "[]")
+		}
+		lead = w.lead
+	}
+	bound := w.prefixBound()
+	verdict := "n/a"
+	if hit := w.others.HitRatio; hit != nil && bound != nil {
+		if *hit > *bound+0.05 {
+			verdict = "above: blended reuse"
+		} else {
+			verdict = "not above: prefix reuse only"
+		}
+	}
+	block := map[string]any{
+		"num_contexts":           w.numContexts,
+		"context_length_words":   w.contextLen,
+		"system_prompt_words":    w.systemLen,
+		"vocab_size":             LDPVocabSize,
+		"num_permutations":       len(w.perms),
+		"requested":              w.requested,
+		"permutations":           perms,
+		"shared_lead_contexts":   lead,
+		"prefix_bound_words":     bound,
+		"verdict":                verdict,
+		"expected":               "a prefix cache serves the system prompt and the leading contexts an earlier request shared; blended reuse serves more",
+		"observed":               &w.measured,
+		"first_request":          &w.firstReq,
+		"later_requests":         &w.others,
+		"warmup":                 &w.warm,
+		"observed_prompt_tokens": w.measured.meanPrompt(),
+	}
+	rows := []report.Row{
+		{Label: "Contexts / permutations", Value: fmt.Sprintf("%d / %d", w.numContexts, len(w.perms))},
+		{Label: "Words / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.systemLen+w.numContexts*w.contextLen, report.OptFloat(w.measured.meanPrompt()))},
+		{Label: "Expected", Value: "prefix hits to the bound, blend above"},
+		{Label: "Prefix-cache bound, in words (%)", Value: pct(bound)},
+	}
+	rows = append(rows, w.others.rows("Later ")...)
+	rows = append(rows, report.Row{Label: "Later hit ratio vs bound", Value: verdict})
+	rows = append(rows, w.firstReq.rows("First ")[2:]...)
+	return Outcome{Block: block, Sections: []report.Section{{Title: "Long Doc Permutator", Rows: rows}}}
+}
