@@ -15,8 +15,8 @@ import (
 )
 
 // shutdownGrace is how long Close lets in-flight requests finish before it
-// cuts them off.
-const shutdownGrace = 3 * time.Second
+// cuts them off (a variable for tests).
+var shutdownGrace = 3 * time.Second
 
 // Running is a simulator listening on a socket.
 type Running struct {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -442,4 +443,26 @@ func TestCloseIsBoundedAndRepeatable(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
+}
+
+func TestCloseCutsOffStalledStreams(t *testing.T) {
+	defer func(g time.Duration) { shutdownGrace = g }(shutdownGrace)
+	shutdownGrace = 50 * time.Millisecond
+	r, err := Start(testConfig(func(c *Config) { c.FaultStall = time.Hour }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := post(t, r.URL(), "/v1/chat/completions", chat("hi", map[string]any{"max_tokens": 8}))
+	defer resp.Body.Close()
+	buf := make([]byte, 1)
+	if _, err := resp.Body.Read(buf); err != nil { // the stream has started
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- r.Close() }()
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	// The hour-long stall was cut off: the body ends now.
+	io.Copy(io.Discard, resp.Body)
 }
