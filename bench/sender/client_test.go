@@ -123,7 +123,7 @@ func TestRequestBody(t *testing.T) {
 			opts: Options{Model: "m", ExtraBody: map[string]any{
 				"chat_template_kwargs": map[string]any{"enable_thinking": false}, "top_p": 0.9, "max_tokens": 5,
 			}},
-			req: Request{Messages: []Message{{"user", "x"}}, MaxTokens: 64, ExtraBody: map[string]any{"top_p": 0.5, "priority": 1}},
+			req:  Request{Messages: []Message{{"user", "x"}}, MaxTokens: 64, ExtraBody: map[string]any{"top_p": 0.5, "priority": 1}},
 			path: "/v1/chat/completions",
 			keys: []string{"model", "messages", "max_tokens", "temperature", "stream", "stream_options", "chat_template_kwargs", "priority", "top_p"},
 			want: `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":5,"temperature":0,"stream":true,"stream_options":{"include_usage":true},"chat_template_kwargs":{"enable_thinking":false},"priority":1,"top_p":0.5}`,
