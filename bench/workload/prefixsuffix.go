@@ -1,0 +1,177 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { Register(config.PrefixSuffixTuner, newPrefixSuffixTuner) }
+
+const (
+	// psfBreakerTokens is the random breaker's length.
+	psfBreakerTokens = 32
+	// psfMinSuffix is the shortest suffix allowed.
+	psfMinSuffix = 100
+	// psfOverflow sizes the prefix pool just over the targeted tier:
+	// under LRU with sequential same-order replay, 5% is enough for every
+	// pass-2 request to miss it.
+	psfOverflow = 1.05
+	// psfIDTokens is what the `PREFIX_xxxxxxxx` and `BR_xxxxxxxx` headers
+	// are counted as (LMCache's estimate; see docs/workloads.md for the
+	// built-in engine's exact counts).
+	psfIDTokens = 4
+)
+
+// PrefixSuffixSplit returns prefix_tokens = max(1, round_half_even(context
+// x ratio)) and suffix_tokens = context - prefix - 32, or the error when
+// the suffix would be shorter than 100 tokens.
+func PrefixSuffixSplit(context int, ratio float64) (prefix, suffix int, err error) {
+	prefix = max(1, int(math.RoundToEven(float64(context)*ratio)))
+	suffix = context - prefix - psfBreakerTokens
+	if suffix < psfMinSuffix {
+		return prefix, suffix, fmt.Errorf("suffix_tokens=%d is below minimum %d; reduce prefix_ratio or increase context_length", suffix, psfMinSuffix)
+	}
+	return prefix, suffix, nil
+}
+
+// PrefixSuffixPrefixes is max(1, int(thrash x 1.05 x tokens_per_gb / prefix_tokens)).
+func PrefixSuffixPrefixes(thrashGB float64, tokensPerGB, prefixTokens int) int {
+	return atLeast1(thrashGB * psfOverflow * float64(tokensPerGB) / float64(prefixTokens))
+}
+
+// PrefixSuffixPrefix is prefix i: `PREFIX_` and 8 lowercase hex digits of
+// i, then max(n-4, 1) words "hi".
+func PrefixSuffixPrefix(i, n int) string {
+	return fmt.Sprintf("PREFIX_%08x ", i) + repeatWord(wordHi, max(n-psfIDTokens, 1))
+}
+
+// PrefixSuffixBreaker is `BR_` and 8 random hex digits, then 28 words "hi".
+func PrefixSuffixBreaker(rng *rand.Rand) string {
+	return fmt.Sprintf("BR_%08x ", rng.Uint32()) + repeatWord(wordHi, max(psfBreakerTokens-psfIDTokens, 1))
+}
+
+// PrefixSuffixSuffix is the shared suffix: `SUFFIX` then max(n-1, 1)
+// words "hi".
+func PrefixSuffixSuffix(n int) string {
+	return "SUFFIX " + repeatWord(wordHi, max(n-1, 1))
+}
+
+// PrefixSuffixTuner sends a pool of prefixes sized just over a cache tier
+// twice, in the same order, one request at a time: pass 2 should miss the
+// targeted tier on every request.
+type PrefixSuffixTuner struct {
+	p                   Params
+	context             int
+	ratio, thrash       float64
+	prefix, suffix, num int
+	pass1, pass2        tally
+}
+
+func newPrefixSuffixTuner(p Params) (Workload, error) {
+	c := p.Config
+	w := &PrefixSuffixTuner{
+		p:       p,
+		context: c.Int("psf_context_length"),
+		ratio:   c.Float("psf_prefix_ratio"),
+		thrash:  c.Float("psf_thrash"),
+	}
+	if p.TokensPerGB <= 0 {
+		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.PrefixSuffixTuner)
+	}
+	var err error
+	if w.prefix, w.suffix, err = PrefixSuffixSplit(w.context, w.ratio); err != nil {
+		return nil, err
+	}
+	w.num = PrefixSuffixPrefixes(w.thrash, p.TokensPerGB, w.prefix)
+	return w, nil
+}
+
+func (w *PrefixSuffixTuner) Name() string { return config.PrefixSuffixTuner }
+
+// poolGB is the prefix pool's size in GB at the run's tokens per GB.
+func (w *PrefixSuffixTuner) poolGB() float64 {
+	return float64(w.num*w.prefix) / float64(w.p.TokensPerGB)
+}
+
+func (w *PrefixSuffixTuner) Describe() []string {
+	return []string{
+		fmt.Sprintf("prefix-suffix-tuner: %d prefixes of %d tokens (%.2f GB, %.2fx the %g GB tier), breaker %d, shared suffix %d",
+			w.num, w.prefix, w.poolGB(), w.poolGB()/w.thrash, w.thrash, psfBreakerTokens, w.suffix),
+		fmt.Sprintf("prefix-suffix-tuner: pass 1 (warmup) then pass 2 (measured), %d requests each, one at a time, max_tokens 1", w.num),
+	}
+}
+
+func (w *PrefixSuffixTuner) Run(ctx context.Context, env Env) error {
+	prefixes := make([]string, w.num)
+	for i := range prefixes {
+		prefixes[i] = PrefixSuffixPrefix(i, w.prefix)
+	}
+	suffix := PrefixSuffixSuffix(w.suffix)
+	rng := rand.New(rand.NewPCG(uint64(w.p.Seed+2), 0x6272))
+	build := func(id, phase string, i int) *sender.Request {
+		// A fresh breaker for every request, pass 2 included.
+		content := prefixes[i] + " " + PrefixSuffixBreaker(rng) + " " + suffix
+		r := &sender.Request{
+			ID: id, Phase: phase, Endpoint: w.p.Endpoint,
+			Messages: []sender.Message{{Role: "user", Content: content}}, MaxTokens: 1,
+		}
+		setPrompt(r)
+		return r
+	}
+	// Requests are built as they are sent, so only one prompt is held.
+	pass := func(name, phase, prefix string, t *tally) {
+		env.Phase(name, w.num, 0)
+		for i := 0; i < w.num && ctx.Err() == nil; i++ {
+			res, ok := env.Send(ctx, build(fmt.Sprintf("%s_p%d", prefix, i), phase, i))
+			if !ok {
+				return
+			}
+			t.add(&res)
+		}
+	}
+	pass("warmup", sender.PhaseWarmup, "pass1", &w.pass1)
+	if ctx.Err() != nil {
+		return nil
+	}
+	pass("measuring", sender.PhaseMeasured, "pass2", &w.pass2)
+	return nil
+}
+
+func (w *PrefixSuffixTuner) Outcome() Outcome {
+	target := w.context
+	block := map[string]any{
+		"context_length":         w.context,
+		"prefix_ratio":           w.ratio,
+		"thrash_gb":              w.thrash,
+		"prefix_tokens":          w.prefix,
+		"breaker_tokens":         psfBreakerTokens,
+		"suffix_tokens":          w.suffix,
+		"num_prefixes":           w.num,
+		"pool_tokens":            w.num * w.prefix,
+		"pool_gb":                w.poolGB(),
+		"overflow_factor":        psfOverflow,
+		"expected":               "every pass-2 request misses the targeted tier: cold with no lower tier, else served from the next tier down",
+		"observed":               &w.pass2,
+		"pass1":                  &w.pass1,
+		"target_prompt_tokens":   target,
+		"observed_prompt_tokens": w.pass2.meanPrompt(),
+	}
+	rows := []report.Row{
+		{Label: "Prefixes (pool GB / tier GB)", Value: fmt.Sprintf("%d (%.2f / %g)", w.num, w.poolGB(), w.thrash)},
+		{Label: "Prefix / breaker / suffix tokens", Value: fmt.Sprintf("%d / %d / %d", w.prefix, psfBreakerTokens, w.suffix)},
+		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", target, report.OptFloat(w.pass2.meanPrompt()))},
+		{Label: "Expected", Value: "pass 2 misses the tier"},
+	}
+	rows = append(rows, w.pass2.rows("Pass 2 ")...)
+	rows = append(rows,
+		report.Row{Label: "Pass 1 cold / reused", Value: fmt.Sprintf("%d / %d", w.pass1.Cold, w.pass1.Reused)},
+		report.Row{Label: "Pass 1 mean TTFT (ms)", Value: report.OptFloat(w.pass1.MeanTTFTms)},
+	)
+	return Outcome{Block: block, Sections: []report.Section{{Title: "Prefix Suffix Tuner", Rows: rows}}}
+}
