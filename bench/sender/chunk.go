@@ -46,6 +46,7 @@ type chunk struct {
 	// reasoningField is the field the first reasoning text came from.
 	reasoningField string
 	alt            []byte // delta.reasoning, while its delta is read
+	text           []byte // choices[].text, while its choice is read
 	finish         []byte // the last non-null finish_reason
 	hasFinish      bool
 	usage          usage
@@ -55,15 +56,18 @@ type chunk struct {
 	tokenSHA       []byte
 	hasTokenSHA    bool
 	// isError: a non-null top-level "error", or vLLM's `"object": "error"`.
-	isError bool
+	isError        bool
+	errKey, objErr bool
 }
 
 // parseChunk decodes the fields kvbench needs from one event's data and
 // validates the rest. It reports false for anything that is not a valid
-// JSON object.
+// JSON object. A member repeated in one object counts once, the last one
+// winning, as in Python's json module.
 func parseChunk(s *scanner, c *chunk, data []byte) bool {
 	s.reset(data)
-	c.choice, c.hasFinish, c.hasUsage, c.hasTimings, c.hasTokenSHA, c.isError = false, false, false, false, false, false
+	c.choice, c.hasFinish, c.hasUsage, c.hasTimings, c.hasTokenSHA = false, false, false, false, false
+	c.isError, c.errKey, c.objErr = false, false, false
 	c.content, c.reasoning, c.reasoningField = c.content[:0], c.reasoning[:0], ""
 	if s.peek() != '{' {
 		return false
@@ -87,19 +91,14 @@ func parseChunk(s *scanner, c *chunk, data []byte) bool {
 		case "tensorfold":
 			ok = parseTensorfold(s, c)
 		case "error":
-			if s.peek() == 'n' {
-				ok = s.lit("null")
-			} else {
-				c.isError = true
-				ok = s.skip()
-			}
+			c.errKey = s.peek() != 'n'
+			ok = s.skip()
 		case "object":
+			c.objErr = false
 			if s.peek() == '"' {
 				var raw []byte
 				raw, _, ok = s.str()
-				if string(raw) == "error" {
-					c.isError = true
-				}
+				c.objErr = string(raw) == "error"
 			} else {
 				ok = s.skip()
 			}
@@ -115,10 +114,13 @@ func parseChunk(s *scanner, c *chunk, data []byte) bool {
 		}
 		empty = !more
 	}
+	c.isError = c.errKey || c.objErr
 	return s.end()
 }
 
 func parseChoices(s *scanner, c *chunk) bool {
+	c.choice, c.hasFinish = false, false
+	c.content, c.reasoning, c.reasoningField = c.content[:0], c.reasoning[:0], ""
 	if s.peek() != '[' {
 		return s.skip()
 	}
@@ -150,6 +152,8 @@ func parseChoice(s *scanner, c *chunk) bool {
 	if !ok {
 		return false
 	}
+	cm, rm, field := len(c.content), len(c.reasoning), c.reasoningField
+	c.text = c.text[:0]
 	for !empty {
 		k, ok := s.key()
 		if !ok {
@@ -157,14 +161,16 @@ func parseChoice(s *scanner, c *chunk) bool {
 		}
 		switch string(k) {
 		case "delta":
+			c.content, c.reasoning, c.reasoningField = c.content[:cm], c.reasoning[:rm], field
 			if s.peek() == '{' {
 				ok = parseDelta(s, c)
 			} else {
 				ok = s.skip()
 			}
 		case "text":
+			c.text = c.text[:0]
 			if s.peek() == '"' {
-				c.content, ok = s.appendStr(c.content)
+				c.text, ok = s.appendStr(c.text)
 			} else {
 				ok = s.skip()
 			}
@@ -187,6 +193,7 @@ func parseChoice(s *scanner, c *chunk) bool {
 		}
 		empty = !more
 	}
+	c.content = append(c.content, c.text...)
 	return true
 }
 
@@ -197,7 +204,7 @@ func parseDelta(s *scanner, c *chunk) bool {
 	if !ok {
 		return false
 	}
-	mark := len(c.reasoning)
+	cm, mark := len(c.content), len(c.reasoning)
 	c.alt = c.alt[:0]
 	for !empty {
 		k, ok := s.key()
@@ -206,18 +213,21 @@ func parseDelta(s *scanner, c *chunk) bool {
 		}
 		switch string(k) {
 		case "content":
+			c.content = c.content[:cm]
 			if s.peek() == '"' {
 				c.content, ok = s.appendStr(c.content)
 			} else {
 				ok = s.skip()
 			}
 		case "reasoning_content":
+			c.reasoning = c.reasoning[:mark]
 			if s.peek() == '"' {
-				c.reasoning, ok = s.appendStr(c.reasoning[:mark])
+				c.reasoning, ok = s.appendStr(c.reasoning)
 			} else {
 				ok = s.skip()
 			}
 		case "reasoning":
+			c.alt = c.alt[:0]
 			if s.peek() == '"' {
 				c.alt, ok = s.appendStr(c.alt[:0])
 			} else {
@@ -252,6 +262,7 @@ func parseDelta(s *scanner, c *chunk) bool {
 // parseUsage keeps the usage object of this chunk; a null usage is no
 // usage, any other non-object makes every count invalid.
 func parseUsage(s *scanner, c *chunk) bool {
+	c.hasUsage = false
 	switch s.peek() {
 	case 'n':
 		return s.lit("null")
@@ -332,6 +343,7 @@ func parseDetails(s *scanner, c *chunk) bool {
 
 // parseTimings reads llama.cpp's timings.cache_n.
 func parseTimings(s *scanner, c *chunk) bool {
+	c.hasTimings = false
 	if s.peek() != '{' {
 		return s.skip()
 	}
@@ -365,6 +377,7 @@ func parseTimings(s *scanner, c *chunk) bool {
 
 // parseTensorfold reads tensorfold.token_sha.
 func parseTensorfold(s *scanner, c *chunk) bool {
+	c.hasTokenSHA = false
 	if s.peek() != '{' {
 		return s.skip()
 	}
@@ -377,9 +390,13 @@ func parseTensorfold(s *scanner, c *chunk) bool {
 		if !ok {
 			return false
 		}
-		if string(k) == "token_sha" && s.peek() == '"' {
-			c.tokenSHA, ok = s.appendStr(c.tokenSHA[:0])
-			c.hasTokenSHA = ok
+		if string(k) == "token_sha" {
+			c.hasTokenSHA = s.peek() == '"'
+			if c.hasTokenSHA {
+				c.tokenSHA, ok = s.appendStr(c.tokenSHA[:0])
+			} else {
+				ok = s.skip()
+			}
 		} else {
 			ok = s.skip()
 		}

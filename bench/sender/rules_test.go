@@ -684,3 +684,39 @@ func (e *errReader) Read(p []byte) (int, error) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestRepeatedKeysLastWins(t *testing.T) {
+	ev := func(body string) string { return "data: " + body + "\n\n" }
+	cases := []struct {
+		name, body, content string
+		usage               bool
+		errored             bool
+	}{
+		{"content", `{"choices":[{"delta":{"content":"a","content":"b"}}]}`, "b", false, false},
+		{"text", `{"choices":[{"text":"a","index":0,"text":"b"}]}`, "b", false, false},
+		{"delta", `{"choices":[{"delta":{"content":"a"},"delta":{"role":"assistant"}}]}`, "", false, false},
+		{"choices", `{"choices":[{"delta":{"content":"x"}}],"choices":[{"delta":{"content":"y"}}]}`, "y", false, false},
+		{"usage", `{"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":1},"usage":null}`, "a", false, false},
+		{"error", `{"choices":[{"delta":{"content":"a"}}],"error":{"message":"x"},"error":null}`, "a", false, false},
+		{"object", `{"object":"error","object":"chat.completion.chunk","choices":[{"delta":{"content":"a"}}]}`, "a", false, false},
+	}
+	for _, c := range cases {
+		r := measureString(ev(c.body) + usageChunk(1, 0, 1) + doneEvent)
+		if errCode(r) != "" {
+			t.Errorf("%s: error %q", c.name, errCode(r))
+			continue
+		}
+		want := outputSHA(c.content, "")
+		if c.content == "" {
+			if r.OutputSHA256 != nil {
+				t.Errorf("%s: hashed %v, want no text", c.name, *r.OutputSHA256)
+			}
+		} else if r.OutputSHA256 == nil || *r.OutputSHA256 != want {
+			t.Errorf("%s: hash %v, want that of %q", c.name, r.OutputSHA256, c.content)
+		}
+	}
+	r := measureString(ev(`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens_details":{"cached_tokens":0}},"usage":null}`) + doneEvent)
+	if r.Complete || r.PromptTokens != nil {
+		t.Errorf("a usage overridden by null in the same chunk still counted")
+	}
+}
