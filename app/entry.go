@@ -1,34 +1,104 @@
 // Package app is kvbench's full-screen front-end: the root bubbletea
-// model, screen routing, global keys, help and size.
+// model, screen routing, global keys, help and size. The command line
+// calls the entry points below on a terminal; headless mode never builds
+// a program.
 package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/form"
+	"github.com/kvbench/kvbench/screens/home"
+	"github.com/kvbench/kvbench/screens/run"
+	"github.com/kvbench/kvbench/theme"
 )
 
-func unavailable() int {
-	fmt.Fprintln(os.Stderr, "kvbench: the terminal interface is not available yet; use --no-interactive")
-	return 2
+// fps caps redraws: the live screen never repaints more than this.
+const fps = 10
+
+// newCommon builds the shared context; the styles are decided here,
+// before the program owns the terminal.
+func newCommon() *common.Common {
+	return &common.Common{
+		Styles:    theme.Setup(),
+		Now:       time.Now,
+		Logger:    slog.New(slog.DiscardHandler),
+		RunsDir:   record.RunsDir(),
+		ConfigDir: config.Dir(),
+	}
 }
 
-// RunHome shows the home screen (`kvbench` on a TTY).
-func RunHome(ctx context.Context) int { return unavailable() }
+// execute runs the program and then waits for every run it started, so
+// the record is complete whatever ended the program (a signal included).
+func execute(ctx context.Context, m *model) int {
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(fps))
+	_, err := p.Run()
+	for _, s := range m.sessions {
+		s.Stop()
+		s.Wait()
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(os.Stderr, "kvbench: %v\n", err)
+		return 1
+	}
+	if err != nil {
+		return 130
+	}
+	return m.code
+}
+
+// RunHome shows the home screen (`kvbench` on a TTY). The exit code is
+// the last run's, else 0 (130 after ctrl+c).
+func RunHome(ctx context.Context) int {
+	c := newCommon()
+	return execute(ctx, newModel(c, home.New(c)))
+}
 
 // RunGuided opens the config form asking what cfg is missing first, then
-// runs the benchmark live.
-func RunGuided(ctx context.Context, cfg *config.Config) int { return unavailable() }
+// runs the benchmark live and returns its exit code (130 when the user
+// leaves before a run finished).
+func RunGuided(ctx context.Context, cfg *config.Config) int {
+	c := newCommon()
+	m := newModel(c, form.NewGuided(c, cfg))
+	m.noRunCode = 130
+	return execute(ctx, m)
+}
 
 // RunLive shows the live run screen for a prepared runner and returns
-// the run's exit code.
-func RunLive(ctx context.Context, r *bench.Runner) int { return unavailable() }
+// the run's exit code (130 if stopped).
+func RunLive(ctx context.Context, r *bench.Runner) int {
+	c := newCommon()
+	screen := run.New(c, r)
+	m := newModel(c, screen)
+	m.noRunCode = 130
+	code := execute(ctx, m)
+	s := screen.Session()
+	switch {
+	case !s.Started():
+		r.Prepared().Close()
+		return 130
+	case m.ranOnce:
+		return code
+	}
+	// The program ended before the run did (a signal): the run was
+	// stopped and its partial record written.
+	return s.Wait()
+}
 
-// RunScreen runs the application starting on the screen build returns.
+// RunScreen runs the application starting on the screen build returns
+// (`kvbench results`, `kvbench compare`).
 func RunScreen(ctx context.Context, build func(*common.Common) common.Screen) int {
-	return unavailable()
+	c := newCommon()
+	return execute(ctx, newModel(c, build(c)))
 }

@@ -1,0 +1,322 @@
+package app
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/run"
+)
+
+// keyInterceptor is implemented by screens that handle a global key
+// themselves: the run screen turns q and ctrl+c into "stop the run?".
+type keyInterceptor interface {
+	InterceptsKey(tea.KeyMsg) bool
+}
+
+// overlay is implemented by dialogs drawn over the screen beneath them.
+type overlay interface {
+	Overlay() bool
+}
+
+// globalKeys are the keys the root handles for every screen.
+type globalKeys struct {
+	Quit, Back, Help key.Binding
+}
+
+func newGlobalKeys() globalKeys {
+	return globalKeys{
+		Quit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		Back: key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "back/quit")),
+		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+	}
+}
+
+// model is the root: a stack of screens, the chrome around the top one
+// (header, status line, help), global keys and the window size.
+type model struct {
+	common *common.Common
+	stack  []common.Screen
+	keys   globalKeys
+	help   help.Model
+
+	fullHelp  bool
+	status    string
+	statusErr bool
+	width     int
+	height    int
+
+	// code is the exit code when the user leaves: the last finished run's,
+	// else noRunCode (q) or 130 (ctrl+c).
+	code      int
+	noRunCode int
+	ranOnce   bool
+	quitting  bool
+	sessions  []*run.Session
+}
+
+// newModel builds the root over a first screen; tests drive it with
+// teatest at a fixed size.
+func newModel(c *common.Common, first common.Screen) *model {
+	h := help.New()
+	h.Styles.ShortKey = c.Styles.Key
+	h.Styles.ShortDesc = c.Styles.Help
+	h.Styles.ShortSeparator = c.Styles.Help
+	h.Styles.FullKey = c.Styles.Key
+	h.Styles.FullDesc = c.Styles.Help
+	h.Styles.FullSeparator = c.Styles.Help
+	h.Styles.Ellipsis = c.Styles.Help
+	return &model{
+		common: c,
+		stack:  []common.Screen{first},
+		keys:   newGlobalKeys(),
+		help:   h,
+	}
+}
+
+func (m *model) top() common.Screen { return m.stack[len(m.stack)-1] }
+
+func (m *model) Init() tea.Cmd { return m.top().Init() }
+
+// keyMap merges the top screen's keys with the global ones, so help is
+// always right for what is on screen.
+type keyMap struct {
+	screen help.KeyMap
+	global []key.Binding
+}
+
+func (k keyMap) ShortHelp() []key.Binding {
+	return append(append([]key.Binding{}, k.screen.ShortHelp()...), k.global...)
+}
+
+func (k keyMap) FullHelp() [][]key.Binding {
+	return append(append([][]key.Binding{}, k.screen.FullHelp()...), k.global)
+}
+
+func (m *model) keyMap() keyMap {
+	top := m.top()
+	if top.Typing() {
+		return keyMap{screen: top, global: []key.Binding{m.keys.Quit}}
+	}
+	g := []key.Binding{m.keys.Help}
+	// A screen that takes q or ctrl+c itself shows its own help for them.
+	if !m.intercepts(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'q'}}) {
+		g = append(g, m.keys.Back)
+	}
+	if !m.intercepts(tea.KeyMsg{Type: tea.KeyCtrlC}) {
+		g = append(g, m.keys.Quit)
+	}
+	return keyMap{screen: top, global: g}
+}
+
+func (m *model) intercepts(k tea.KeyMsg) bool {
+	ic, ok := m.top().(keyInterceptor)
+	return ok && ic.InterceptsKey(k)
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		m.resize()
+		return m, nil
+
+	case tea.KeyMsg:
+		return m.handleKey(msg)
+
+	case common.PushMsg:
+		if msg.Screen == nil {
+			return m, nil
+		}
+		m.stack = append(m.stack, msg.Screen)
+		m.sizeScreen(msg.Screen)
+		return m, msg.Screen.Init()
+
+	case common.PopMsg:
+		return m.pop()
+
+	case common.ReplaceMsg:
+		if msg.Screen == nil {
+			return m, nil
+		}
+		m.stack[len(m.stack)-1] = msg.Screen
+		m.sizeScreen(msg.Screen)
+		return m, msg.Screen.Init()
+
+	case common.StatusMsg:
+		m.status, m.statusErr = msg.Text, msg.Err
+		return m, nil
+
+	case common.QuitMsg:
+		m.code = msg.Code
+		m.quitting = true
+		return m, tea.Quit
+
+	case run.StartedMsg:
+		m.sessions = append(m.sessions, msg.Session)
+
+	case run.FinishedMsg:
+		m.code, m.ranOnce = msg.Code, true
+	}
+	return m, m.broadcast(msg)
+}
+
+// broadcast hands a message that is not a key to every screen on the
+// stack: results reach their owner even when a dialog covers it (each
+// screen ignores what is not addressed to it).
+func (m *model) broadcast(msg tea.Msg) tea.Cmd {
+	cmds := make([]tea.Cmd, 0, len(m.stack))
+	for i, s := range m.stack {
+		next, cmd := s.Update(msg)
+		if sc, ok := next.(common.Screen); ok {
+			m.stack[i] = sc
+		}
+		cmds = append(cmds, cmd)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	top := m.top()
+	if m.intercepts(msg) {
+		return m.updateTop(msg)
+	}
+	switch {
+	case key.Matches(msg, m.keys.Quit):
+		m.quitting = true
+		if !m.ranOnce {
+			m.code = 130
+		}
+		return m, tea.Quit
+	case top.Typing():
+		return m.updateTop(msg)
+	case key.Matches(msg, m.keys.Help):
+		m.fullHelp = !m.fullHelp
+		m.resize()
+		return m, nil
+	case key.Matches(msg, m.keys.Back):
+		return m.pop()
+	}
+	return m.updateTop(msg)
+}
+
+func (m *model) updateTop(msg tea.Msg) (tea.Model, tea.Cmd) {
+	i := len(m.stack) - 1
+	next, cmd := m.stack[i].Update(msg)
+	if sc, ok := next.(common.Screen); ok {
+		m.stack[i] = sc
+	}
+	return m, cmd
+}
+
+func (m *model) pop() (tea.Model, tea.Cmd) {
+	if len(m.stack) <= 1 {
+		m.quitting = true
+		if !m.ranOnce {
+			m.code = m.noRunCode
+		}
+		return m, tea.Quit
+	}
+	m.stack = m.stack[:len(m.stack)-1]
+	m.status, m.statusErr = "", false
+	// The screen beneath may have been sized while covered; the help
+	// line's height can differ for it.
+	m.resize()
+	return m, nil
+}
+
+// chrome renders the lines around the content: header, status, help.
+func (m *model) header() string {
+	s := m.common.Styles
+	title := s.Title.Render("kvbench")
+	if t := m.top().Title(); t != "" {
+		title += s.Muted.Render(" › ") + s.Header.Render(t)
+	}
+	return ansi.Truncate(" "+title, max(m.width, 0), "…")
+}
+
+func (m *model) statusLine() string {
+	s := m.common.Styles
+	if m.status == "" {
+		return ""
+	}
+	st := s.StatusBar
+	if m.statusErr {
+		st = s.StatusError
+	}
+	return ansi.Truncate(" "+st.Render(m.status), max(m.width, 0), "…")
+}
+
+func (m *model) helpView() string {
+	km := m.keyMap()
+	if m.fullHelp {
+		return lipgloss.NewStyle().PaddingLeft(1).Render(m.help.FullHelpView(km.FullHelp()))
+	}
+	return " " + m.help.ShortHelpView(km.ShortHelp())
+}
+
+// contentSize is the area left for a screen once the chrome is drawn.
+func (m *model) contentSize() (int, int) {
+	chrome := lipgloss.Height(m.header()) + 1 + lipgloss.Height(m.helpView())
+	return m.width, max(m.height-chrome, 0)
+}
+
+func (m *model) resize() {
+	w, h := m.contentSize()
+	m.common.Width, m.common.Height = w, h
+	for _, s := range m.stack {
+		s.SetSize(w, h)
+	}
+}
+
+func (m *model) sizeScreen(s common.Screen) {
+	if m.width == 0 && m.height == 0 {
+		return
+	}
+	m.resize()
+}
+
+func (m *model) View() string {
+	if m.quitting {
+		return ""
+	}
+	w, h := m.contentSize()
+	body := m.top().View()
+	if o, ok := m.top().(overlay); ok && o.Overlay() && len(m.stack) > 1 {
+		body = place(m.stack[len(m.stack)-2].View(), body, w, h)
+	}
+	body = lipgloss.NewStyle().Width(w).Height(h).MaxWidth(w).MaxHeight(h).Render(body)
+	return lipgloss.JoinVertical(lipgloss.Left, m.header(), body, m.statusLine(), m.helpView())
+}
+
+// place draws fg centred over bg (both w x h at most).
+func place(bg, fg string, w, h int) string {
+	bgLines := strings.Split(bg, "\n")
+	for len(bgLines) < h {
+		bgLines = append(bgLines, "")
+	}
+	fgLines := strings.Split(fg, "\n")
+	fw := lipgloss.Width(fg)
+	x := max((w-fw)/2, 0)
+	y := max((h-len(fgLines))/2, 0)
+	for i, line := range fgLines {
+		r := y + i
+		if r >= len(bgLines) {
+			break
+		}
+		under := bgLines[r]
+		left := ansi.Truncate(under, x, "")
+		if pad := x - ansi.StringWidth(left); pad > 0 {
+			left += strings.Repeat(" ", pad)
+		}
+		right := ansi.TruncateLeft(under, x+ansi.StringWidth(line), "")
+		bgLines[r] = left + line + right
+	}
+	return strings.Join(bgLines, "\n")
+}

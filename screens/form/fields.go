@@ -1,0 +1,112 @@
+package form
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/huh"
+
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+// format renders a field's value as the text a flag would take.
+func format(f config.Field, c *config.Config) string {
+	switch f.Kind {
+	case config.Int:
+		return strconv.Itoa(c.Int(f.Key))
+	case config.Float:
+		return strconv.FormatFloat(c.Float(f.Key), 'f', -1, 64)
+	case config.Bool:
+		return strconv.FormatBool(c.Bool(f.Key))
+	case config.Duration:
+		return c.Duration(f.Key).String()
+	case config.IntList:
+		l := c.IntList(f.Key)
+		parts := make([]string, len(l))
+		for i, n := range l {
+			parts[i] = strconv.Itoa(n)
+		}
+		return strings.Join(parts, ",")
+	}
+	return c.String(f.Key)
+}
+
+// check validates text as the CLI would: the same parse and range errors.
+func check(f config.Field) func(string) error {
+	return func(s string) error {
+		if strings.TrimSpace(s) == "" && f.Kind == config.String {
+			return nil
+		}
+		v, err := config.Parse(f, s)
+		if err != nil {
+			return err
+		}
+		return f.Check(v)
+	}
+}
+
+// checkEngineURL accepts `builtin` or what the client can normalise.
+func checkEngineURL(s string) error {
+	if strings.TrimSpace(s) == "builtin" {
+		return nil
+	}
+	_, err := sender.NormalizeURL(s)
+	return err
+}
+
+func field(key string) config.Field {
+	f, ok := config.Lookup(key)
+	if !ok {
+		panic("form: unknown setting " + key)
+	}
+	return f
+}
+
+// describe is a field's help line: what it is, its range and default.
+func describe(f config.Field) string {
+	d := f.Help
+	if r := f.Range(); r != "" && len(f.Choices) == 0 {
+		d += " · " + r
+	}
+	if def := defaultText(f); def != "" {
+		d += " · default " + def
+	}
+	return d
+}
+
+func defaultText(f config.Field) string {
+	switch v := f.Default.(type) {
+	case string:
+		return v
+	case []int:
+		parts := make([]string, len(v))
+		for i, n := range v {
+			parts[i] = strconv.Itoa(n)
+		}
+		return strings.Join(parts, ",")
+	case bool:
+		if v {
+			return "yes"
+		}
+		return ""
+	}
+	return fmt.Sprint(f.Default)
+}
+
+// input builds the huh field of one setting, bound to the form's values.
+func (m *Model) input(key string) huh.Field {
+	f := field(key)
+	title := "--" + f.Flag
+	switch {
+	case f.Kind == config.Bool:
+		return huh.NewConfirm().Key(key).Title(title).Description(f.Help).
+			Affirmative("yes").Negative("no").Value(m.bools[key])
+	case len(f.Choices) > 0:
+		return huh.NewSelect[string]().Key(key).Title(title).Description(f.Help).Inline(true).
+			Options(huh.NewOptions(f.Choices...)...).Value(m.vals[key])
+	}
+	return huh.NewInput().Key(key).Title(title).Description(describe(f)).
+		Value(m.vals[key]).Validate(check(f))
+}

@@ -1,0 +1,753 @@
+// Package form is the config form: every setting of `kvbench run` in
+// groups (engine, KV budget, the workload's own, general, advanced) with
+// the CLI's defaults and validation messages, then a summary with start,
+// export and save-as-profile. In guided mode it asks what the command line
+// left missing first, as LMCache's guided setup does.
+package form
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/huh"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/run"
+)
+
+func init() {
+	common.NewForm = func(c *common.Common, cfg *config.Config) common.Screen { return New(c, cfg) }
+}
+
+type stage int
+
+const (
+	stageForm stage = iota
+	stageSummary
+	stageExport
+	stageProfile
+	stagePreparing
+)
+
+// Keys of the settings each group shows.
+var (
+	engineKeys   = []string{"model", "served_model_name", "api_key_env"}
+	generalKeys  = []string{"seed", "ignore_eos", "output_dir", "name"}
+	advancedKeys = []string{"endpoint", "extra_body", "request_timeout", "idle_timeout", "metrics_url", "no_csv"}
+)
+
+// Model is the form screen.
+type Model struct {
+	c      *common.Common
+	base   *config.Config
+	guided bool
+	// What the command line left missing (guided mode).
+	askURL, askWorkload, askBudget bool
+
+	vals  map[string]*string
+	bools map[string]*bool
+
+	engineURL, workload, lmcacheURL, tokens string
+	useLMCache, review, advanced            bool
+
+	form  *huh.Form
+	sub   *huh.Form
+	stage stage
+
+	cfg    *config.Config
+	cfgErr error
+	notice string
+	failed bool
+	action int
+
+	fileName, profileName string
+
+	width, height int
+	keys          keys
+}
+
+type keys struct {
+	Back, Left, Right, Choose, Start, Export, Profile, Edit key.Binding
+}
+
+func newKeys() keys {
+	return keys{
+		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Left:    key.NewBinding(key.WithKeys("left", "h", "shift+tab"), key.WithHelp("←/→", "choose")),
+		Right:   key.NewBinding(key.WithKeys("right", "l", "tab")),
+		Choose:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "do it")),
+		Start:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
+		Export:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export")),
+		Profile: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "save profile")),
+		Edit:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "change")),
+	}
+}
+
+// New opens the form prefilled with cfg (defaults when nil): every group
+// is offered, the engine URL defaulting to `builtin`.
+func New(c *common.Common, cfg *config.Config) *Model {
+	m := newModel(c, cfg, false)
+	if m.engineURL == "" {
+		m.engineURL = "builtin"
+	}
+	m.build()
+	return m
+}
+
+// NewGuided opens the guided setup: the settings cfg is missing first
+// (engine URL, workload, LMCache server yes/no, its URL or tokens per GB),
+// then an offer to review the optional groups.
+func NewGuided(c *common.Common, cfg *config.Config) *Model {
+	m := newModel(c, cfg, true)
+	m.askURL = m.base.String("engine_url") == ""
+	m.askWorkload = m.base.Workload() == ""
+	m.askBudget = m.base.NeedsTokensPerGB()
+	if m.askWorkload && m.base.Int("tokens_per_gb_kvcache") <= 0 && m.base.String("lmcache_url") == "" {
+		// The chosen workload decides whether the budget is needed.
+		m.askBudget = true
+	}
+	m.build()
+	return m
+}
+
+func newModel(c *common.Common, cfg *config.Config, guided bool) *Model {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	base := cfg.Clone()
+	m := &Model{
+		c: c, base: base, guided: guided,
+		vals:        map[string]*string{},
+		bools:       map[string]*bool{},
+		engineURL:   base.String("engine_url"),
+		workload:    base.Workload(),
+		lmcacheURL:  base.String("lmcache_url"),
+		useLMCache:  base.String("lmcache_url") != "",
+		keys:        newKeys(),
+		fileName:    "bench_config.json",
+		profileName: base.Workload(),
+	}
+	if m.workload == "" {
+		m.workload = config.Workloads[0]
+	}
+	if n := base.Int("tokens_per_gb_kvcache"); n > 0 {
+		m.tokens = strconv.Itoa(n)
+	}
+	for _, f := range config.Fields {
+		if f.Kind == config.Bool {
+			b := base.Bool(f.Key)
+			m.bools[f.Key] = &b
+			continue
+		}
+		s := format(f, base)
+		m.vals[f.Key] = &s
+	}
+	m.width, m.height = c.Width, c.Height
+	return m
+}
+
+// needsBudget reports whether tokens-per-GB must still be asked, with
+// the answers given so far.
+func (m *Model) needsBudget() bool {
+	if !config.NeedsTokensPerGB(m.workload) {
+		return false
+	}
+	if m.guided {
+		return m.askBudget && strings.TrimSpace(m.engineURL) != "builtin"
+	}
+	return true
+}
+
+func (m *Model) builtin() bool { return strings.TrimSpace(m.engineURL) == "builtin" }
+
+func (m *Model) checkTokens(s string) error {
+	if strings.TrimSpace(s) == "" {
+		s = "0"
+	}
+	if err := check(field("tokens_per_gb_kvcache"))(s); err != nil {
+		return err
+	}
+	if n, _ := strconv.Atoi(strings.TrimSpace(s)); n <= 0 && !m.builtin() && !m.useLMCache {
+		return fmt.Errorf("missing required arguments: --tokens-per-gb-kvcache or --lmcache-url")
+	}
+	return nil
+}
+
+func checkLMCacheURL(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("missing required arguments: --lmcache-url")
+	}
+	return nil
+}
+
+func (m *Model) build() {
+	var groups []*huh.Group
+	optional := func() bool { return m.guided && !m.review }
+
+	// Engine.
+	urlInput := huh.NewInput().Key("engine_url").Title("--engine-url").
+		Description("engine base URL; `builtin` starts the simulated engine in-process (ctrl+e takes the suggestion)").
+		Suggestions([]string{"builtin", "http://localhost:8000"}).Placeholder("builtin").
+		Value(&m.engineURL).Validate(checkEngineURL)
+	if m.guided {
+		if m.askURL {
+			groups = append(groups, huh.NewGroup(urlInput).Title("Engine").Description("Which engine to benchmark."))
+		}
+	} else {
+		fields := []huh.Field{urlInput}
+		for _, k := range engineKeys {
+			fields = append(fields, m.input(k))
+		}
+		groups = append(groups, huh.NewGroup(fields...).Title("Engine").
+			Description("model empty = the first id of GET /v1/models; the key itself is read from the variable, never stored"))
+	}
+
+	// Workload.
+	if m.askWorkload || m.base.Workload() == "" {
+		opts := make([]huh.Option[string], len(config.Workloads))
+		for i, w := range config.Workloads {
+			opts[i] = huh.NewOption(fmt.Sprintf("%-22s %s", w, config.WorkloadInfo[w]), w)
+		}
+		groups = append(groups, huh.NewGroup(
+			huh.NewSelect[string]().Key("workload").Title("--workload").Description("what to measure").
+				Options(opts...).Value(&m.workload)).Title("Workload"))
+	}
+
+	// KV budget.
+	budget := func() bool { return !m.needsBudget() }
+	lmcacheQ := huh.NewConfirm().Key("use_lmcache").Title("Is there an LMCache server?").
+		DescriptionFunc(func() string {
+			if m.builtin() {
+				return "yes: read tokens per GB from its /status; no: give it, or leave 0 for the built-in engine's own figure"
+			}
+			return "yes: read tokens per GB from its /status; no: give tokens per GB yourself"
+		}, &m.engineURL).
+		Affirmative("yes").Negative("no").Value(&m.useLMCache)
+	kvVolume := m.input("kv_cache_volume")
+	if m.guided {
+		groups = append(groups, huh.NewGroup(lmcacheQ).Title("KV budget").WithHideFunc(budget))
+	} else {
+		groups = append(groups, huh.NewGroup(lmcacheQ, kvVolume).Title("KV budget").
+			Description("the workloads size themselves to this budget").WithHideFunc(budget))
+	}
+	groups = append(groups,
+		huh.NewGroup(huh.NewInput().Key("lmcache_url").Title("--lmcache-url").
+			Description("LMCache server URL: tokens per GB is read from GET /status").
+			Value(&m.lmcacheURL).Validate(checkLMCacheURL)).Title("KV budget").
+			WithHideFunc(func() bool { return budget() || !m.useLMCache }),
+		huh.NewGroup(huh.NewInput().Key("tokens_per_gb_kvcache").Title("--tokens-per-gb-kvcache").
+			DescriptionFunc(func() string {
+				d := describe(field("tokens_per_gb_kvcache"))
+				if m.builtin() {
+					d += " · 0 = the built-in engine's figure"
+				}
+				return d
+			}, &m.engineURL).
+			Value(&m.tokens).Validate(m.checkTokens)).Title("KV budget").
+			WithHideFunc(func() bool { return budget() || m.useLMCache }),
+	)
+
+	if m.guided {
+		groups = append(groups, huh.NewGroup(huh.NewConfirm().Key("review").
+			Title("Review the optional settings?").
+			Description("engine details, KV cache volume, the workload's settings, seed, output; no keeps the defaults").
+			Affirmative("yes").Negative("no").Value(&m.review)).Title("Optional settings"))
+		fields := []huh.Field{}
+		for _, k := range engineKeys {
+			fields = append(fields, m.input(k))
+		}
+		groups = append(groups, huh.NewGroup(fields...).Title("Engine").WithHideFunc(optional))
+		groups = append(groups, huh.NewGroup(kvVolume).Title("KV budget").
+			WithHideFunc(func() bool { return optional() || !config.NeedsTokensPerGB(m.workload) }))
+	}
+
+	// The workload's own settings: one group per workload, the chosen one
+	// shown.
+	for _, w := range config.Workloads {
+		w := w
+		var fields []huh.Field
+		for _, f := range config.WorkloadFields(w) {
+			fields = append(fields, m.input(f.Key))
+		}
+		groups = append(groups, huh.NewGroup(fields...).Title(w+" settings").Description(config.WorkloadInfo[w]).
+			WithHideFunc(func() bool { return optional() || m.workload != w }))
+	}
+
+	var general []huh.Field
+	for _, k := range generalKeys {
+		general = append(general, m.input(k))
+	}
+	general = append(general, huh.NewConfirm().Key("advanced").Title("Show the advanced settings?").
+		Description("endpoint, extra body, timeouts, metrics URL, CSV").
+		Affirmative("yes").Negative("no").Value(&m.advanced))
+	groups = append(groups, huh.NewGroup(general...).Title("General").WithHideFunc(optional))
+	var adv []huh.Field
+	for _, k := range advancedKeys {
+		adv = append(adv, m.input(k))
+	}
+	groups = append(groups, huh.NewGroup(adv...).Title("Advanced").
+		WithHideFunc(func() bool { return optional() || !m.advanced }))
+
+	km := huh.NewDefaultKeyMap()
+	km.Quit = key.NewBinding(key.WithDisabled())
+	km.Select.Filter.SetEnabled(false)
+	m.form = huh.NewForm(groups...).WithTheme(m.c.Styles.Huh()).WithKeyMap(km).
+		WithShowHelp(false).WithShowErrors(false)
+	m.sizeForm()
+	m.stage = stageForm
+}
+
+// formHeight leaves a line for the inline error under the form.
+func (m *Model) formHeight() int { return max(m.height-2, 3) }
+
+func (m *Model) sizeForm() {
+	if m.width <= 0 || m.height <= 0 {
+		return
+	}
+	if m.form != nil {
+		m.form.WithWidth(min(m.width, 100)).WithHeight(m.formHeight())
+	}
+	if m.sub != nil {
+		m.sub.WithWidth(min(m.width, 100))
+	}
+}
+
+// Config is the config the answers make (valid or not), for tests and
+// the summary.
+func (m *Model) Config() (*config.Config, error) { return m.apply() }
+
+// apply turns the answers into a config on top of the starting one.
+func (m *Model) apply() (*config.Config, error) {
+	c := m.base.Clone()
+	setText := func(key, s string) error {
+		f := field(key)
+		if format(f, c) == s || (s == "" && f.Kind != config.String) {
+			return nil
+		}
+		return c.SetString(key, s)
+	}
+	if err := setText("engine_url", strings.TrimSpace(m.engineURL)); err != nil {
+		return c, err
+	}
+	if err := setText("workload", m.workload); err != nil {
+		return c, err
+	}
+	keys := []string{"kv_cache_volume"}
+	keys = append(keys, engineKeys...)
+	keys = append(keys, generalKeys...)
+	keys = append(keys, advancedKeys...)
+	for _, f := range config.WorkloadFields(m.workload) {
+		keys = append(keys, f.Key)
+	}
+	for _, k := range keys {
+		if b, ok := m.bools[k]; ok {
+			if *b != c.Bool(k) {
+				if err := c.Set(k, *b); err != nil {
+					return c, err
+				}
+			}
+			continue
+		}
+		if err := setText(k, *m.vals[k]); err != nil {
+			return c, err
+		}
+	}
+	if m.needsBudget() || m.base.String("lmcache_url") != "" || m.base.Int("tokens_per_gb_kvcache") > 0 {
+		if m.useLMCache {
+			if err := setText("lmcache_url", strings.TrimSpace(m.lmcacheURL)); err != nil {
+				return c, err
+			}
+		} else {
+			if c.String("lmcache_url") != "" {
+				c.Set("lmcache_url", "")
+			}
+			t := strings.TrimSpace(m.tokens)
+			if t == "" {
+				t = "0"
+			}
+			if err := setText("tokens_per_gb_kvcache", t); err != nil {
+				return c, err
+			}
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	if missing := c.Missing(); len(missing) > 0 {
+		return c, fmt.Errorf("missing required arguments: %s", strings.Join(missing, ", "))
+	}
+	return c, nil
+}
+
+func (m *Model) Init() tea.Cmd { return m.form.Init() }
+
+// ProfilesChangedMsg says a profile was saved, so lists can refresh.
+type ProfilesChangedMsg struct{}
+
+// Messages answered to this form.
+type (
+	exportedMsg struct {
+		form *Model
+		path string
+		err  error
+	}
+	savedMsg struct {
+		form *Model
+		name string
+		err  error
+	}
+)
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case run.PreparedMsg:
+		if msg.Token != m {
+			return m, nil
+		}
+		if msg.Err != nil {
+			m.stage, m.notice, m.failed = stageSummary, msg.Err.Error(), true
+			return m, common.Failure(msg.Err)
+		}
+		if msg.Runner.Prepared().ModelErr != nil {
+			m.notice = "cannot auto-detect the model: " + msg.Runner.Prepared().ModelErr.Error()
+		}
+		next := run.New(m.c, msg.Runner)
+		return m, func() tea.Msg { return common.ReplaceMsg{Screen: next} }
+	case exportedMsg:
+		if msg.form != m {
+			return m, nil
+		}
+		return m, m.done(fmt.Sprintf("config exported to %s", msg.path), msg.err)
+	case savedMsg:
+		if msg.form != m {
+			return m, nil
+		}
+		cmd := m.done(fmt.Sprintf("saved as profile %q", msg.name), msg.err)
+		if msg.err == nil {
+			cmd = tea.Batch(cmd, func() tea.Msg { return ProfilesChangedMsg{} })
+		}
+		return m, cmd
+	}
+
+	switch m.stage {
+	case stageForm:
+		return m, m.updateForm(msg)
+	case stageSummary:
+		if k, ok := msg.(tea.KeyMsg); ok {
+			return m, m.updateSummary(k)
+		}
+	case stageExport, stageProfile:
+		return m, m.updateSub(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) done(text string, err error) tea.Cmd {
+	if err != nil {
+		m.notice, m.failed = err.Error(), true
+		return common.Failure(err)
+	}
+	m.notice, m.failed = text, false
+	return common.Status(text)
+}
+
+func (m *Model) updateForm(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, m.keys.Back) {
+		return common.Pop
+	}
+	next, cmd := m.form.Update(msg)
+	if f, ok := next.(*huh.Form); ok {
+		m.form = f
+	}
+	if m.form.State == huh.StateCompleted {
+		m.toSummary()
+		return nil
+	}
+	return cmd
+}
+
+func (m *Model) toSummary() {
+	m.stage = stageSummary
+	m.cfg, m.cfgErr = m.apply()
+	m.notice, m.failed = "", false
+	m.action = 0
+	if m.cfgErr != nil {
+		m.action = len(actions) - 1
+	}
+}
+
+type action struct{ label, key string }
+
+var actions = []action{
+	{"Start", "s"}, {"Export config", "e"}, {"Save as profile", "p"}, {"Change settings", "c"},
+}
+
+func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
+	choose := -1
+	switch {
+	case key.Matches(k, m.keys.Back):
+		choose = 3
+	case key.Matches(k, m.keys.Left):
+		m.action = (m.action + len(actions) - 1) % len(actions)
+	case key.Matches(k, m.keys.Right):
+		m.action = (m.action + 1) % len(actions)
+	case key.Matches(k, m.keys.Choose):
+		choose = m.action
+	case key.Matches(k, m.keys.Start):
+		choose = 0
+	case key.Matches(k, m.keys.Export):
+		choose = 1
+	case key.Matches(k, m.keys.Profile):
+		choose = 2
+	case key.Matches(k, m.keys.Edit):
+		choose = 3
+	}
+	switch choose {
+	case 0:
+		if m.cfgErr != nil {
+			m.notice, m.failed = "cannot start: "+m.cfgErr.Error(), true
+			return nil
+		}
+		m.stage = stagePreparing
+		m.notice, m.failed = "", false
+		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), run.Prepare(m, m.cfg.Clone()))
+	case 1, 2:
+		if m.cfg == nil || m.cfg.Workload() == "" {
+			return nil
+		}
+		return m.openSub(choose == 1)
+	case 3:
+		m.build()
+		return m.form.Init()
+	}
+	return nil
+}
+
+func (m *Model) openSub(export bool) tea.Cmd {
+	var in *huh.Input
+	if export {
+		m.stage = stageExport
+		in = huh.NewInput().Key("file").Title("Export the config to").
+			Description("the replayable JSON (no URL, no key); load it with kvbench run --config FILE").
+			Value(&m.fileName).Validate(func(s string) error {
+			if strings.TrimSpace(s) == "" {
+				return fmt.Errorf("give a file name")
+			}
+			return nil
+		})
+	} else {
+		m.stage = stageProfile
+		in = huh.NewInput().Key("profile").Title("Save as profile").
+			Description("stored in " + filepath.Join(m.c.ConfigDir, "profiles") + "; a profile of the same name is replaced").
+			Value(&m.profileName).Validate(config.CheckProfileName)
+	}
+	km := huh.NewDefaultKeyMap()
+	km.Quit = key.NewBinding(key.WithDisabled())
+	m.sub = huh.NewForm(huh.NewGroup(in)).WithTheme(m.c.Styles.Huh()).WithKeyMap(km).
+		WithShowHelp(false).WithShowErrors(false)
+	m.sizeForm()
+	return m.sub.Init()
+}
+
+func (m *Model) updateSub(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, m.keys.Back) {
+		m.stage, m.sub = stageSummary, nil
+		return nil
+	}
+	next, cmd := m.sub.Update(msg)
+	if f, ok := next.(*huh.Form); ok {
+		m.sub = f
+	}
+	if m.sub.State != huh.StateCompleted {
+		return cmd
+	}
+	export := m.stage == stageExport
+	m.stage, m.sub = stageSummary, nil
+	data := m.cfg.ExportJSON()
+	if export {
+		name := strings.TrimSpace(m.fileName)
+		return func() tea.Msg {
+			abs, err := filepath.Abs(name)
+			if err != nil {
+				abs = name
+			}
+			if err := config.WriteFileAtomic(abs, data, 0o644); err != nil {
+				return exportedMsg{form: m, err: fmt.Errorf("export %s: %w", name, err)}
+			}
+			return exportedMsg{form: m, path: abs}
+		}
+	}
+	name, cfg, dir := m.profileName, m.cfg.Clone(), m.c.ConfigDir
+	return func() tea.Msg {
+		return savedMsg{form: m, name: name, err: config.Profiles{Dir: dir}.Save(name, cfg)}
+	}
+}
+
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.sizeForm()
+}
+
+func (m *Model) Title() string {
+	if m.guided {
+		return "guided setup"
+	}
+	return "configure " + m.workload
+}
+
+// Typing reports whether a text field has focus.
+func (m *Model) Typing() bool {
+	switch m.stage {
+	case stageExport, stageProfile:
+		return true
+	case stageForm:
+		_, ok := m.form.GetFocusedField().(*huh.Input)
+		return ok
+	}
+	return false
+}
+
+func (m *Model) ShortHelp() []key.Binding {
+	switch m.stage {
+	case stageForm:
+		return append(m.form.KeyBinds(), m.keys.Back)
+	case stageExport, stageProfile:
+		return append(m.sub.KeyBinds(), m.keys.Back)
+	case stageSummary:
+		return []key.Binding{m.keys.Left, m.keys.Choose, m.keys.Start, m.keys.Export, m.keys.Profile, m.keys.Edit}
+	}
+	return nil
+}
+
+func (m *Model) FullHelp() [][]key.Binding { return [][]key.Binding{m.ShortHelp()} }
+
+func (m *Model) View() string {
+	st := m.c.Styles
+	switch m.stage {
+	case stageForm:
+		errLine := ""
+		if errs := m.form.Errors(); len(errs) > 0 {
+			errLine = st.Error.Render("✗ " + errs[0].Error())
+		}
+		return lipgloss.NewStyle().MaxHeight(m.formHeight()).Render(m.form.View()) + "\n\n" + errLine
+	case stageExport, stageProfile:
+		errLine := ""
+		if errs := m.sub.Errors(); len(errs) > 0 {
+			errLine = st.Error.Render("✗ " + errs[0].Error())
+		}
+		return m.summaryView() + "\n\n" + m.sub.View() + "\n" + errLine
+	case stagePreparing:
+		return m.summaryView() + "\n\n" + st.Muted.Render("Preparing the run: starting the engine, detecting the model…")
+	}
+	return m.summaryView() + "\n\n" + m.actionsView()
+}
+
+func (m *Model) actionsView() string {
+	st := m.c.Styles
+	var b []string
+	for i, a := range actions {
+		label := " " + a.label + " "
+		style := st.Muted
+		if i == m.action {
+			style = st.Selected.Reverse(true)
+		}
+		if i == 0 && m.cfgErr != nil {
+			style = style.Strikethrough(true)
+		}
+		b = append(b, style.Render(label))
+	}
+	line := strings.Join(b, "  ")
+	if m.notice != "" {
+		n := st.OK.Render("✓ " + m.notice)
+		if m.failed {
+			n = st.Error.Render("✗ " + m.notice)
+		}
+		line += "\n" + n
+	}
+	return line
+}
+
+// summaryView lists what will run: the settings that differ from the
+// defaults stand out.
+func (m *Model) summaryView() string {
+	st := m.c.Styles
+	c := m.cfg
+	if c == nil {
+		c, _ = m.apply()
+	}
+	type kv struct{ k, v string }
+	rows := []kv{
+		{"engine", orText(c.String("engine_url"), "—")},
+		{"model", orText(c.String("model"), "auto-detect")},
+	}
+	if s := c.String("served_model_name"); s != "" {
+		rows = append(rows, kv{"served model name", s})
+	}
+	if s := c.String("api_key_env"); s != "" {
+		rows = append(rows, kv{"API key from", "$" + s})
+	}
+	rows = append(rows, kv{"workload", c.Workload()})
+	if config.NeedsTokensPerGB(c.Workload()) {
+		tpg := "—"
+		switch {
+		case c.String("lmcache_url") != "":
+			tpg = "from LMCache " + c.String("lmcache_url")
+		case c.Int("tokens_per_gb_kvcache") > 0:
+			tpg = strconv.Itoa(c.Int("tokens_per_gb_kvcache"))
+		case c.String("engine_url") == "builtin":
+			tpg = "from the built-in engine"
+		}
+		rows = append(rows, kv{"KV cache volume", format(field("kv_cache_volume"), c) + " GB"}, kv{"tokens per GB", tpg})
+	}
+	for _, f := range config.WorkloadFields(c.Workload()) {
+		rows = append(rows, kv{"--" + f.Flag, orText(format(f, c), "—")})
+	}
+	rows = append(rows, kv{"seed", format(field("seed"), c)})
+	if c.Bool("ignore_eos") {
+		rows = append(rows, kv{"ignore EOS", "yes"})
+	}
+	rows = append(rows, kv{"output dir", orText(c.String("output_dir"), m.c.RunsDir)})
+	if s := c.String("name"); s != "" {
+		rows = append(rows, kv{"run name", s})
+	}
+	for _, k := range advancedKeys {
+		f := field(k)
+		if v := format(f, c); v != format(f, config.Default()) {
+			rows = append(rows, kv{"--" + f.Flag, v})
+		}
+	}
+	labelW := 0
+	for _, r := range rows {
+		labelW = max(labelW, len(r.k))
+	}
+	lines := make([]string, len(rows))
+	for i, r := range rows {
+		lines[i] = st.Muted.Render(fmt.Sprintf("%-*s", labelW, r.k)) + "  " + r.v
+	}
+	// Two columns when the list is taller than the room left.
+	room := max(m.height-6, 4)
+	body := strings.Join(lines, "\n")
+	if len(lines) > room && m.width >= 100 {
+		half := (len(lines) + 1) / 2
+		left := lipgloss.NewStyle().Width(m.width / 2).Render(strings.Join(lines[:half], "\n"))
+		body = lipgloss.JoinHorizontal(lipgloss.Top, left, strings.Join(lines[half:], "\n"))
+	}
+	head := st.Title.Render("Summary") + st.Muted.Render(" · "+config.WorkloadInfo[c.Workload()])
+	if m.cfgErr != nil {
+		head += "\n" + st.Error.Render("✗ "+m.cfgErr.Error())
+	}
+	return head + "\n\n" + body
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

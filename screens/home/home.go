@@ -1,0 +1,428 @@
+// Package home is the first screen of `kvbench` on a terminal: the seven
+// workloads with what each one tests, the saved profiles and the recent
+// runs. Enter configures the selected workload (or loads the profile, or
+// opens the run).
+package home
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/form"
+	"github.com/kvbench/kvbench/screens/run"
+)
+
+// RecentRuns is how many runs home lists.
+const RecentRuns = 5
+
+// Run is one recent run as home shows it.
+type Run struct {
+	ID, Dir, Workload, Name string
+	Started                 time.Time
+	MeanTTFTms              float64
+	HitRatio                *float64
+	OK, Failed              int
+	Complete, Interrupted   bool
+}
+
+type itemKind int
+
+const (
+	itemWorkload itemKind = iota
+	itemProfile
+	itemRun
+)
+
+type item struct {
+	kind  itemKind
+	index int
+}
+
+type keys struct {
+	Up, Down, Next, Enter, Results, Doctor, Delete, Refresh key.Binding
+}
+
+func newKeys() keys {
+	return keys{
+		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Next:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next section")),
+		Enter:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "configure")),
+		Results: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "results")),
+		Doctor:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "doctor")),
+		Delete:  key.NewBinding(key.WithKeys("x", "delete"), key.WithHelp("x", "delete profile")),
+		Refresh: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "refresh")),
+	}
+}
+
+// Model is the home screen.
+type Model struct {
+	c    *common.Common
+	keys keys
+
+	profiles   []config.Profile
+	runs       []Run
+	runsErr    error
+	profileErr error
+	loaded     bool
+
+	cursor        int
+	width, height int
+}
+
+// New builds the home screen; Init loads the profiles and recent runs.
+func New(c *common.Common) *Model {
+	return &Model{c: c, keys: newKeys(), width: c.Width, height: c.Height}
+}
+
+// Loaded answers a load of the profiles and recent runs.
+type LoadedMsg struct {
+	Profiles   []config.Profile
+	ProfileErr error
+	Runs       []Run
+	RunsErr    error
+}
+
+type profileMsg struct {
+	home *Model
+	name string
+	cfg  *config.Config
+	err  error
+}
+
+type deletedMsg struct {
+	home *Model
+	name string
+	err  error
+}
+
+// Load reads the profiles and the recent runs (a command: it does I/O).
+func Load(c *common.Common) tea.Cmd {
+	dir, runsDir := c.ConfigDir, c.RunsDir
+	return func() tea.Msg {
+		p, perr := config.Profiles{Dir: dir}.List()
+		r, rerr := RecentFrom(runsDir, RecentRuns)
+		return LoadedMsg{Profiles: p, ProfileErr: perr, Runs: r, RunsErr: rerr}
+	}
+}
+
+// RecentFrom reads the newest n run folders of runsDir (folder names
+// start with the start time, so the name order is the time order).
+func RecentFrom(runsDir string, n int) ([]Run, error) {
+	entries, err := os.ReadDir(runsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runs directory %s: %w", runsDir, err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() > entries[j].Name() })
+	var out []Run
+	for _, e := range entries {
+		if len(out) == n {
+			break
+		}
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(runsDir, e.Name())
+		r := Run{ID: e.Name(), Dir: dir}
+		sum, err := record.ReadSummary(dir)
+		if err != nil {
+			if _, serr := os.Stat(filepath.Join(dir, record.RequestsFile)); serr != nil {
+				continue // not a run folder
+			}
+			r.Workload = workloadOf(e.Name())
+			out = append(out, r)
+			continue
+		}
+		r.Complete, r.Interrupted = true, sum.Run.Interrupted
+		r.Name = sum.Run.Name
+		if t, err := time.Parse(time.RFC3339, sum.Run.StartedAt); err == nil {
+			r.Started = t
+		}
+		if w, ok := record.Field(sum.Config, "workload"); ok {
+			r.Workload, _ = w.(string)
+		}
+		r.MeanTTFTms = sum.Results.MeanTTFTms
+		r.HitRatio = sum.Cache.HitRatio
+		r.OK, r.Failed = sum.Results.SuccessfulRequests, sum.Results.FailedRequests
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// workloadOf reads the workload from a folder name
+// (YYYYMMDD-HHMMSS-<workload>[-<name>]).
+func workloadOf(id string) string {
+	for _, w := range config.Workloads {
+		if len(id) > 16 && strings.HasPrefix(id[16:], w) {
+			return w
+		}
+	}
+	return ""
+}
+
+func (m *Model) Init() tea.Cmd { return Load(m.c) }
+
+func (m *Model) items() []item {
+	var out []item
+	for i := range config.Workloads {
+		out = append(out, item{itemWorkload, i})
+	}
+	for i := range m.profiles {
+		out = append(out, item{itemProfile, i})
+	}
+	for i := range m.runs {
+		out = append(out, item{itemRun, i})
+	}
+	return out
+}
+
+func (m *Model) selected() item {
+	it := m.items()
+	m.cursor = min(max(m.cursor, 0), len(it)-1)
+	return it[m.cursor]
+}
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case LoadedMsg:
+		m.profiles, m.profileErr = msg.Profiles, msg.ProfileErr
+		m.runs, m.runsErr = msg.Runs, msg.RunsErr
+		m.loaded = true
+		m.selected()
+		return m, nil
+	case run.FinishedMsg, form.ProfilesChangedMsg:
+		// A run was added or a profile saved: refresh the lists.
+		return m, Load(m.c)
+	case profileMsg:
+		if msg.home != m {
+			return m, nil
+		}
+		if msg.err != nil {
+			return m, common.Failure(msg.err)
+		}
+		return m, common.Push(form.New(m.c, msg.cfg))
+	case deletedMsg:
+		if msg.home != m {
+			return m, nil
+		}
+		if msg.err != nil {
+			return m, common.Failure(msg.err)
+		}
+		return m, tea.Batch(common.Status(fmt.Sprintf("profile %q deleted", msg.name)), Load(m.c))
+	case tea.KeyMsg:
+		return m, m.onKey(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
+	n := len(m.items())
+	switch {
+	case key.Matches(k, m.keys.Up):
+		m.cursor = (m.cursor + n - 1) % n
+	case key.Matches(k, m.keys.Down):
+		m.cursor = (m.cursor + 1) % n
+	case key.Matches(k, m.keys.Next):
+		cur := m.selected().kind
+		for i := 1; i <= n; i++ {
+			j := (m.cursor + i) % n
+			if m.items()[j].kind != cur {
+				m.cursor = j
+				break
+			}
+		}
+	case key.Matches(k, m.keys.Enter):
+		return m.open(m.selected())
+	case key.Matches(k, m.keys.Results) && common.NewResults != nil:
+		return common.Push(common.NewResults(m.c))
+	case key.Matches(k, m.keys.Doctor) && NewDoctor != nil:
+		return common.Push(NewDoctor(m.c, ""))
+	case key.Matches(k, m.keys.Delete):
+		it := m.selected()
+		if it.kind != itemProfile {
+			return nil
+		}
+		name := m.profiles[it.index].Name
+		dir := m.c.ConfigDir
+		return common.Push(run.NewConfirm(m.c, "Delete profile?",
+			fmt.Sprintf("The profile %q (%s) is removed from disk.", name, filepath.Join(dir, "profiles", name+".json")),
+			func() tea.Msg {
+				return deletedMsg{home: m, name: name, err: config.Profiles{Dir: dir}.Delete(name)}
+			}, nil, nil))
+	case key.Matches(k, m.keys.Refresh):
+		return Load(m.c)
+	}
+	return nil
+}
+
+func (m *Model) open(it item) tea.Cmd {
+	switch it.kind {
+	case itemWorkload:
+		cfg := config.Default()
+		cfg.SetString("workload", config.Workloads[it.index])
+		return common.Push(form.New(m.c, cfg))
+	case itemProfile:
+		name, dir := m.profiles[it.index].Name, m.c.ConfigDir
+		return func() tea.Msg {
+			cfg, err := config.Profiles{Dir: dir}.Load(name)
+			return profileMsg{home: m, name: name, cfg: cfg, err: err}
+		}
+	case itemRun:
+		if common.NewRunDetail != nil {
+			return common.Push(common.NewRunDetail(m.c, m.runs[it.index].Dir))
+		}
+		return common.Status("the results explorer is not available in this build")
+	}
+	return nil
+}
+
+// NewDoctor opens the engine doctor; nil hides the key.
+var NewDoctor func(c *common.Common, engineURL string) common.Screen
+
+func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+func (m *Model) Title() string    { return "home" }
+func (m *Model) Typing() bool     { return false }
+
+func (m *Model) ShortHelp() []key.Binding {
+	enter := m.keys.Enter
+	switch m.selected().kind {
+	case itemProfile:
+		enter.SetHelp("enter", "load profile")
+	case itemRun:
+		enter.SetHelp("enter", "open run")
+	}
+	b := []key.Binding{m.keys.Up, m.keys.Down, enter}
+	if common.NewResults != nil {
+		b = append(b, m.keys.Results)
+	}
+	if NewDoctor != nil {
+		b = append(b, m.keys.Doctor)
+	}
+	if m.selected().kind == itemProfile {
+		b = append(b, m.keys.Delete)
+	}
+	return b
+}
+
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{m.ShortHelp(), {m.keys.Next, m.keys.Delete, m.keys.Refresh}}
+}
+
+func (m *Model) View() string {
+	st := m.c.Styles
+	sel := m.selected()
+	var b strings.Builder
+	line := func(s string) {
+		b.WriteString(ansi.Truncate(s, max(m.width, 0), "…"))
+		b.WriteByte('\n')
+	}
+	cursor := func(it item) string {
+		if it == sel {
+			return st.Selected.Render("› ")
+		}
+		return "  "
+	}
+
+	line(st.Header.Render("Workloads") + st.Muted.Render("  enter to configure"))
+	nameW := 0
+	for _, w := range config.Workloads {
+		nameW = max(nameW, len(w))
+	}
+	for i, w := range config.Workloads {
+		it := item{itemWorkload, i}
+		name := fmt.Sprintf("%-*s", nameW, w)
+		if it == sel {
+			name = st.Selected.Render(name)
+		}
+		line(cursor(it) + name + "  " + st.Muted.Render(config.WorkloadInfo[w]))
+	}
+
+	line("")
+	line(st.Header.Render("Saved profiles"))
+	switch {
+	case m.profileErr != nil:
+		line("  " + st.Error.Render(m.profileErr.Error()))
+	case len(m.profiles) == 0:
+		line("  " + st.Muted.Render("none yet: save one from the form's summary"))
+	}
+	for i, p := range m.profiles {
+		it := item{itemProfile, i}
+		name := p.Name
+		if it == sel {
+			name = st.Selected.Render(name)
+		}
+		desc := p.Workload
+		if p.Err != nil {
+			desc = st.Error.Render(p.Err.Error())
+		}
+		line(cursor(it) + name + "  " + st.Muted.Render(desc))
+	}
+
+	line("")
+	line(st.Header.Render("Recent runs") + st.Muted.Render("  "+m.c.RunsDir))
+	switch {
+	case m.runsErr != nil:
+		line("  " + st.Error.Render(m.runsErr.Error()))
+	case !m.loaded:
+		line("  " + st.Muted.Render("reading…"))
+	case len(m.runs) == 0:
+		line("  " + st.Muted.Render("no run yet"))
+	default:
+		line("  " + st.Muted.Render(fmt.Sprintf("%-16s  %-20s %11s %8s %10s", "started", "workload", "mean TTFT", "hit", "ok/failed")))
+	}
+	for i, r := range m.runs {
+		it := item{itemRun, i}
+		line(cursor(it) + m.runLine(r, it == sel))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *Model) runLine(r Run, selected bool) string {
+	st := m.c.Styles
+	started := "—"
+	if !r.Started.IsZero() {
+		started = r.Started.Local().Format("2006-01-02 15:04")
+	}
+	wl := r.Workload
+	if r.Name != "" {
+		wl += " " + r.Name
+	}
+	wl = ansi.Truncate(wl, 20, "…")
+	if !r.Complete {
+		s := fmt.Sprintf("%-16s  %-20s %s", started, wl, "incomplete (no summary)")
+		return st.Warn.Render(s)
+	}
+	hit := "n/a"
+	if r.HitRatio != nil {
+		hit = fmt.Sprintf("%.1f %%", *r.HitRatio*100)
+	}
+	counts := fmt.Sprintf("%d/%d", r.OK, r.Failed)
+	s := fmt.Sprintf("%-16s  %-20s %8.1f ms %8s %10s", started, wl, r.MeanTTFTms, hit, counts)
+	if selected {
+		s = st.Selected.Render(s)
+	}
+	switch {
+	case r.Interrupted:
+		s += st.Warn.Render(" interrupted")
+	case r.Failed > 0:
+		s += st.Error.Render(" failed")
+	}
+	return lipgloss.NewStyle().Render(s)
+}

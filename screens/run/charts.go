@@ -1,0 +1,122 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/NimbleMarkets/ntcharts/canvas/runes"
+	"github.com/NimbleMarkets/ntcharts/linechart"
+	"github.com/NimbleMarkets/ntcharts/linechart/streamlinechart"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/kvbench/kvbench/bench/stats"
+	"github.com/kvbench/kvbench/theme"
+)
+
+// chartData is the per-second series split into the two lines of each
+// chart.
+type chartData struct {
+	ttftP50, ttftMax []float64
+	outTPS, inTPS    []float64
+	// key identifies the series, so charts are redrawn only when a new
+	// second arrived (or the size changed).
+	key string
+}
+
+func seriesData(series []stats.Point) chartData {
+	d := chartData{
+		ttftP50: make([]float64, len(series)),
+		ttftMax: make([]float64, len(series)),
+		outTPS:  make([]float64, len(series)),
+		inTPS:   make([]float64, len(series)),
+	}
+	for i, p := range series {
+		d.ttftP50[i], d.ttftMax[i] = p.TTFTP50ms, p.TTFTMaxms
+		d.outTPS[i], d.inTPS[i] = p.OutputTPS, p.InputTPS
+	}
+	if n := len(series); n > 0 {
+		d.key = fmt.Sprintf("%d:%d", n, series[n-1].Second)
+	}
+	return d
+}
+
+// compact formats an axis label in at most five cells.
+func compact(_ int, v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.1fM", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// What an empty chart says, while running and once finished.
+const (
+	waiting  = "waiting for the first measured second…"
+	noSecond = "the measured phase lasted under a second"
+)
+
+// drawChart draws two lines (a over b) in w x h cells; the newest second
+// is at the right edge.
+func drawChart(s *theme.Styles, w, h int, a, b []float64, empty string) string {
+	if w < 8 || h < 2 {
+		return ""
+	}
+	if len(a) == 0 {
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s.Muted.Render(empty))
+	}
+	lc := linechart.New(w, h, 0, 1, 0, 1,
+		linechart.WithXYSteps(0, 2),
+		linechart.WithAutoYRange(),
+		linechart.WithStyles(s.ChartAxis, s.ChartLabel, s.SeriesA),
+		linechart.WithYLabelFormatter(compact))
+	c := streamlinechart.New(w, h, streamlinechart.WithLineChart(&lc))
+	c.SetDataSetStyles("a", runes.ArcLineStyle, s.SeriesA)
+	c.SetDataSetStyles("b", runes.ThinLineStyle, s.SeriesB)
+	for i := range a {
+		c.PushDataSet("b", b[i])
+		c.PushDataSet("a", a[i])
+	}
+	// b first, so a is drawn on top where they meet.
+	c.DrawDataSets([]string{"b", "a"})
+	return c.View()
+}
+
+// legend names the two lines in their colours.
+func legend(s *theme.Styles, title, a, b string) string {
+	return s.PanelTitle.Render(title) + " " + s.SeriesA.Render("━ "+a) + " " + s.SeriesB.Render("─ "+b)
+}
+
+// panel frames body with a title in the top border.
+func panel(st lipgloss.Style, title string, body string, w, h int) string {
+	inner := w - st.GetHorizontalFrameSize()
+	innerH := h - st.GetVerticalFrameSize()
+	if inner < 1 || innerH < 1 {
+		return ""
+	}
+	lines := strings.Split(body, "\n")
+	if len(lines) > innerH {
+		lines = lines[:innerH]
+	}
+	for i, l := range lines {
+		lines[i] = truncate(l, inner)
+	}
+	box := st.Width(w - st.GetHorizontalBorderSize()).Height(innerH).Render(strings.Join(lines, "\n"))
+	if title == "" {
+		return box
+	}
+	// Put the title into the top border: "╭─ Title ─────╮".
+	rows := strings.SplitN(box, "\n", 2)
+	if len(rows) < 2 {
+		return box
+	}
+	border := st.GetBorderStyle()
+	bc := lipgloss.NewStyle().Foreground(st.GetBorderTopForeground())
+	t := truncate(" "+title+" ", max(w-4, 0))
+	fill := max(w-2-1-lipgloss.Width(t), 0)
+	top := bc.Render(border.TopLeft+border.Top) + t + bc.Render(strings.Repeat(border.Top, fill)+border.TopRight)
+	return top + "\n" + rows[1]
+}

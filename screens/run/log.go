@@ -1,0 +1,149 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/theme"
+)
+
+// logKind decides how a log line is drawn.
+type logKind int
+
+const (
+	logInfo logKind = iota
+	logPhase
+	logWarn
+	logError
+	logRequest
+)
+
+type logLine struct {
+	at    time.Time
+	kind  logKind
+	text  string
+	state string // cache state of a finished request
+}
+
+// ring is the bounded rolling log: the newest lines, oldest dropped.
+type ring struct {
+	lines []logLine
+	start int // index of the oldest line when full
+	full  bool
+}
+
+const logCapacity = 1000
+
+func (r *ring) add(l logLine) {
+	if !r.full {
+		r.lines = append(r.lines, l)
+		if len(r.lines) == logCapacity {
+			r.full = true
+		}
+		return
+	}
+	r.lines[r.start] = l
+	r.start = (r.start + 1) % len(r.lines)
+}
+
+func (r *ring) len() int { return len(r.lines) }
+
+// at returns the i-th oldest line.
+func (r *ring) at(i int) logLine {
+	return r.lines[(r.start+i)%len(r.lines)]
+}
+
+// fromEvent turns a runner event into a log line; ok is false for events
+// the log does not show (a request sent).
+func fromEvent(e bench.Event) (logLine, bool) {
+	l := logLine{at: e.Time}
+	switch e.Kind {
+	case bench.RunStarted:
+		l.kind, l.text = logPhase, "run started"
+	case bench.PhaseChanged:
+		l.kind = logPhase
+		l.text = "phase " + e.Phase
+		switch {
+		case e.Total >= 0:
+			l.text += fmt.Sprintf(": %d requests", e.Total)
+		case e.Duration > 0:
+			l.text += fmt.Sprintf(": %s", e.Duration)
+		}
+	case bench.LogLine:
+		l.kind, l.text = logInfo, oneLine(e.Text)
+		if e.Warn {
+			l.kind = logWarn
+		}
+	case bench.RequestFinished:
+		res := e.Result
+		if res == nil {
+			return l, false
+		}
+		id := res.RequestID
+		if res.Phase != "" && res.Phase != "measured" {
+			id += " (" + res.Phase + ")"
+		}
+		if !res.Successful {
+			l.kind = logError
+			msg := "failed"
+			if res.Error != nil && *res.Error != "" {
+				msg = *res.Error
+			}
+			if res.ErrorDetail != nil && *res.ErrorDetail != "" {
+				msg += ": " + *res.ErrorDetail
+			}
+			l.text = id + " " + oneLine(msg)
+			return l, true
+		}
+		l.kind, l.state = logRequest, res.CacheState
+		ttft := "   n/a"
+		if res.TTFT != nil {
+			ttft = fmt.Sprintf("%6.1f ms", *res.TTFT*1000)
+		}
+		l.text = fmt.Sprintf("%s  ttft %s", id, ttft)
+	case bench.RunFinished:
+		l.kind = logPhase
+		l.text = fmt.Sprintf("run finished (exit %d)", e.ExitCode)
+		for _, r := range e.Reasons {
+			l.text += "; " + r
+		}
+	default:
+		return l, false
+	}
+	return l, true
+}
+
+// render draws one line at most width cells wide.
+func (l logLine) render(s *theme.Styles, width int) string {
+	ts := ""
+	if !l.at.IsZero() {
+		ts = s.Muted.Render(l.at.Format("15:04:05")) + " "
+	}
+	var body string
+	switch l.kind {
+	case logPhase:
+		body = s.Bold.Render("» " + l.text)
+	case logWarn:
+		body = s.Warn.Render("! " + l.text)
+	case logError:
+		body = s.Error.Render("✗ " + l.text)
+	case logRequest:
+		state := l.state
+		if state == "" {
+			state = "unverified"
+		}
+		body = "  " + l.text + "  " + s.State(state).Render(state)
+	default:
+		body = "  " + l.text
+	}
+	return truncate(ts+body, width)
+}
+
+// oneLine keeps a message on one line of the log.
+func oneLine(s string) string {
+	return strings.TrimRight(lineBreaks.Replace(s), " ")
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")

@@ -1,0 +1,740 @@
+package run
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/progress"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/theme"
+)
+
+// Poll intervals: the counters and the progress bar twice a second; the
+// charts take one point per second from the snapshot's series, so they
+// are redrawn only when a new second is there.
+const snapshotEvery = 500 * time.Millisecond
+
+// eventWindow is how long the event command keeps collecting after the
+// first event, so a busy run costs at most a few messages per second.
+const eventWindow = 100 * time.Millisecond
+
+// maxBatch bounds one message's events.
+const maxBatch = 512
+
+var lastID atomic.Int64
+
+type keys struct {
+	Stop, Focus, Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Open, Again                                          key.Binding
+}
+
+func newKeys() keys {
+	return keys{
+		Stop:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "stop")),
+		Focus:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "focus log")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "b"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "f", " "), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "bottom")),
+		Open:     key.NewBinding(key.WithKeys("enter", "o"), key.WithHelp("enter", "open in explorer")),
+		Again:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "run again")),
+	}
+}
+
+// Model is the live run screen.
+type Model struct {
+	c    *common.Common
+	id   int64
+	sess *Session
+	info Info
+	keys keys
+
+	width, height int
+
+	snap     bench.Snapshot
+	log      ring
+	logFocus bool
+	// logOff counts lines scrolled up from the newest (0 follows the tail).
+	logOff int
+	sumOff int
+
+	charts    chartData
+	ttftChart string
+	tpsChart  string
+	chartKey  string
+
+	finished    bool
+	sawFinish   bool
+	summary     *record.Summary
+	summaryText string
+	code        int
+	stopping    bool
+	aborting    bool
+	preparing   bool
+	err         string
+
+	bar progress.Model
+}
+
+// New builds the screen for a prepared runner.
+func New(c *common.Common, r *bench.Runner) *Model {
+	return NewFromSource(c, r, InfoOf(r))
+}
+
+// NewFromSource builds the screen over any source (tests script one).
+func NewFromSource(c *common.Common, src Source, info Info) *Model {
+	m := &Model{
+		c:    c,
+		id:   lastID.Add(1),
+		sess: NewSession(src, info),
+		info: info,
+		keys: newKeys(),
+		bar: progress.New(progress.WithSolidFill(string(colorOf(c))), progress.WithoutPercentage(),
+			progress.WithColorProfile(lipgloss.ColorProfile())),
+	}
+	m.SetSize(c.Width, c.Height)
+	return m
+}
+
+func colorOf(c *common.Common) lipgloss.Color {
+	if lipgloss.HasDarkBackground() {
+		return lipgloss.Color(c.Styles.Palette.Accent.Dark)
+	}
+	return lipgloss.Color(c.Styles.Palette.Accent.Light)
+}
+
+// Session is the run this screen shows.
+func (m *Model) Session() *Session { return m.sess }
+
+// Messages addressed to one screen by its id.
+type (
+	eventsMsg struct {
+		id     int64
+		events []bench.Event
+		closed bool
+	}
+	snapshotMsg struct {
+		id   int64
+		snap bench.Snapshot
+	}
+	returnedMsg struct {
+		id      int64
+		summary *record.Summary
+		code    int
+	}
+	stopMsg  struct{ id int64 }
+	abortMsg struct{ id int64 }
+)
+
+// Init starts the run, the event stream and the snapshot poll.
+func (m *Model) Init() tea.Cmd {
+	if m.sess.Started() {
+		return nil
+	}
+	s := m.sess
+	id := m.id
+	start := func() tea.Msg {
+		sum, code := s.run()
+		return returnedMsg{id: id, summary: sum, code: code}
+	}
+	return tea.Batch(
+		func() tea.Msg { return StartedMsg{Session: s} },
+		start,
+		m.waitEvents(),
+		m.poll(),
+	)
+}
+
+// waitEvents waits for the next event, then keeps what arrives within a
+// short window, and is re-issued after each batch.
+func (m *Model) waitEvents() tea.Cmd {
+	ch, id := m.sess.src.Events(), m.id
+	return func() tea.Msg {
+		e, ok := <-ch
+		if !ok {
+			return eventsMsg{id: id, closed: true}
+		}
+		batch := []bench.Event{e}
+		timer := time.NewTimer(eventWindow)
+		defer timer.Stop()
+		for len(batch) < maxBatch {
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					return eventsMsg{id: id, events: batch, closed: true}
+				}
+				batch = append(batch, e)
+				if e.Kind == bench.RunFinished {
+					return eventsMsg{id: id, events: batch}
+				}
+			case <-timer.C:
+				return eventsMsg{id: id, events: batch}
+			}
+		}
+		return eventsMsg{id: id, events: batch}
+	}
+}
+
+func (m *Model) poll() tea.Cmd {
+	src, id := m.sess.src, m.id
+	return tea.Tick(snapshotEvery, func(time.Time) tea.Msg {
+		return snapshotMsg{id: id, snap: src.Snapshot()}
+	})
+}
+
+// InterceptsKey keeps q and ctrl+c while the run is going: they ask
+// before stopping.
+func (m *Model) InterceptsKey(k tea.KeyMsg) bool {
+	return !m.finished && key.Matches(k, m.keys.Stop)
+}
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case eventsMsg:
+		if msg.id != m.id {
+			return m, nil
+		}
+		var cmds []tea.Cmd
+		for _, e := range msg.events {
+			cmds = append(cmds, m.onEvent(e))
+		}
+		if !msg.closed {
+			cmds = append(cmds, m.waitEvents())
+		}
+		return m, tea.Batch(cmds...)
+
+	case snapshotMsg:
+		if msg.id != m.id {
+			return m, nil
+		}
+		m.setSnapshot(msg.snap)
+		if m.finished {
+			return m, nil
+		}
+		return m, m.poll()
+
+	case returnedMsg:
+		if msg.id != m.id {
+			return m, nil
+		}
+		return m, m.finish(msg.summary, msg.code, nil, nil, false)
+
+	case stopMsg:
+		if msg.id == m.id && !m.finished {
+			m.stopping = true
+			m.sess.Stop()
+			m.log.add(logLine{at: m.c.Now(), kind: logWarn, text: "stopping: no new requests; waiting for those in flight"})
+		}
+		return m, nil
+
+	case abortMsg:
+		if msg.id == m.id && !m.finished {
+			m.stopping, m.aborting = true, true
+			m.sess.Abort()
+			m.log.add(logLine{at: m.c.Now(), kind: logWarn, text: "stopping now: requests in flight are cancelled"})
+		}
+		return m, nil
+
+	case PreparedMsg:
+		if msg.Token != m {
+			return m, nil
+		}
+		m.preparing = false
+		if msg.Err != nil {
+			m.err = msg.Err.Error()
+			return m, common.Failure(msg.Err)
+		}
+		next := New(m.c, msg.Runner)
+		return m, func() tea.Msg { return common.ReplaceMsg{Screen: next} }
+
+	case tea.KeyMsg:
+		return m, m.onKey(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
+	switch {
+	case !m.finished && key.Matches(k, m.keys.Stop):
+		if m.stopping {
+			if k.String() == "ctrl+c" {
+				return func() tea.Msg { return abortMsg{id: m.id} }
+			}
+			return nil
+		}
+		id := m.id
+		return common.Push(NewConfirm(m.c, "Stop the run?",
+			"No new requests are sent; those in flight finish and the partial results are saved (exit 130). Press ctrl+c again to stop at once.",
+			func() tea.Msg { return stopMsg{id: id} }, nil,
+			func() tea.Msg { return abortMsg{id: id} }))
+	case key.Matches(k, m.keys.Focus):
+		m.logFocus = !m.logFocus
+		return nil
+	case m.finished && key.Matches(k, m.keys.Open) && common.NewRunDetail != nil && m.info.Dir != "":
+		return common.Push(common.NewRunDetail(m.c, m.info.Dir))
+	case m.finished && key.Matches(k, m.keys.Again) && m.info.Config != nil && !m.preparing:
+		m.preparing = true
+		m.err = ""
+		return tea.Batch(common.Status("preparing the next run…"), Prepare(m, m.info.Config.Clone()))
+	}
+	m.scroll(k)
+	return nil
+}
+
+// scroll moves the focused text: the log, or the summary once finished.
+func (m *Model) scroll(k tea.KeyMsg) {
+	off := &m.sumOff
+	page := max(m.height-4, 1)
+	if m.logFocus || !m.finished {
+		if !m.logFocus {
+			return
+		}
+		off = &m.logOff
+		page = max(m.logHeight()-2, 1)
+	}
+	// For the log the offset counts up from the newest line; for the
+	// summary down from the top.
+	sign := 1
+	if off == &m.logOff {
+		sign = -1
+	}
+	switch {
+	case key.Matches(k, m.keys.Up):
+		*off -= sign
+	case key.Matches(k, m.keys.Down):
+		*off += sign
+	case key.Matches(k, m.keys.PageUp):
+		*off -= sign * page
+	case key.Matches(k, m.keys.PageDown):
+		*off += sign * page
+	case key.Matches(k, m.keys.Top):
+		*off = 1 << 30
+		if sign == 1 {
+			*off = 0
+		}
+	case key.Matches(k, m.keys.Bottom):
+		*off = 0
+		if sign == 1 {
+			*off = 1 << 30
+		}
+	}
+	*off = max(*off, 0)
+}
+
+func (m *Model) onEvent(e bench.Event) tea.Cmd {
+	if l, ok := fromEvent(e); ok {
+		m.log.add(l)
+	}
+	if e.Kind == bench.RunFinished {
+		return m.finish(e.Summary, e.ExitCode, e.Sections, e.Reasons, true)
+	}
+	return nil
+}
+
+// finish shows the summary; the runner's RunFinished event carries the
+// workload's sections, the return of Run is the fallback.
+func (m *Model) finish(sum *record.Summary, code int, sections []report.Section, reasons []string, event bool) tea.Cmd {
+	if !event && m.sawFinish {
+		return nil
+	}
+	m.sawFinish = m.sawFinish || event
+	first := !m.finished
+	m.finished, m.summary, m.code = true, sum, code
+	m.summaryText = ""
+	if sum != nil {
+		var b bytes.Buffer
+		if err := report.Text(&b, sum, sections...); err == nil {
+			m.summaryText = strings.TrimRight(b.String(), "\n")
+		}
+		if len(reasons) > 0 {
+			m.summaryText += "\n\n" + strings.Join(reasons, "\n")
+		}
+		if m.info.Dir != "" {
+			m.summaryText += "\n\nRecord: " + m.info.Dir
+		}
+	}
+	if !first {
+		return nil
+	}
+	m.logFocus = false
+	cmds := []tea.Cmd{
+		func() tea.Msg { return FinishedMsg{Session: m.sess, Code: code} },
+		// A last look at the figures.
+		func() tea.Msg { return snapshotMsg{id: m.id, snap: m.sess.src.Snapshot()} },
+	}
+	if m.aborting {
+		cmds = append(cmds, common.Quit(code))
+	} else {
+		cmds = append(cmds, common.Status(fmt.Sprintf("run finished, exit code %d", code)))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) setSnapshot(s bench.Snapshot) {
+	m.snap = s
+	d := seriesData(s.Series)
+	if d.key != m.charts.key {
+		m.charts = d
+		m.redrawCharts()
+	}
+}
+
+func (m *Model) SetSize(w, h int) {
+	if w == m.width && h == m.height {
+		return
+	}
+	m.width, m.height = w, h
+	m.redrawCharts()
+}
+
+// Layout: the header (2 lines), the charts, the panels (5 lines inside
+// their borders) and the log, which takes what is left.
+const (
+	headerLines = 2
+	panelLines  = 7
+	minLogLines = 5
+)
+
+func (m *Model) chartHeight() int {
+	rest := m.height - headerLines - panelLines - minLogLines
+	return min(max(rest/2+2, 5), 16, max(rest, 0))
+}
+
+func (m *Model) logHeight() int {
+	return max(m.height-headerLines-m.chartHeight()-panelLines, 3)
+}
+
+func (m *Model) chartWidths() (int, int) {
+	a := m.width / 2
+	return a, m.width - a
+}
+
+func (m *Model) redrawCharts() {
+	h := m.chartHeight()
+	m.chartKey = ""
+	if h < 3 || m.width < 20 {
+		m.ttftChart, m.tpsChart = "", ""
+		return
+	}
+	a, b := m.chartWidths()
+	p := m.c.Styles.Panel
+	m.ttftChart = drawChart(m.c.Styles, a-p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, waiting)
+	m.tpsChart = drawChart(m.c.Styles, b-p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, waiting)
+}
+
+func (m *Model) Title() string { return "run " + m.info.Workload }
+func (m *Model) Typing() bool  { return false }
+
+func (m *Model) ShortHelp() []key.Binding {
+	if m.finished {
+		b := []key.Binding{}
+		if common.NewRunDetail != nil && m.info.Dir != "" {
+			b = append(b, m.keys.Open)
+		}
+		if m.info.Config != nil {
+			b = append(b, m.keys.Again)
+		}
+		return append(b, m.focusKey(), m.keys.Up, m.keys.Down)
+	}
+	b := []key.Binding{m.keys.Stop, m.focusKey()}
+	if m.logFocus {
+		b = append(b, m.keys.Up, m.keys.Down)
+	}
+	return b
+}
+
+func (m *Model) focusKey() key.Binding {
+	k := m.keys.Focus
+	switch {
+	case m.finished && m.logFocus:
+		k.SetHelp("tab", "show summary")
+	case m.finished:
+		k.SetHelp("tab", "show log")
+	case m.logFocus:
+		k.SetHelp("tab", "follow log")
+	}
+	return k
+}
+
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		m.ShortHelp(),
+		{m.keys.Up, m.keys.Down, m.keys.PageUp, m.keys.PageDown, m.keys.Top, m.keys.Bottom},
+	}
+}
+
+// View draws the screen in its width and height.
+func (m *Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	if m.finished {
+		return m.finishedView()
+	}
+	header := m.headerView()
+	a, b := m.chartWidths()
+	h := m.chartHeight()
+	st := m.c.Styles
+	var charts string
+	if h >= 3 {
+		charts = lipgloss.JoinHorizontal(lipgloss.Top,
+			panel(st.Panel, legend(st, "TTFT ms", "p50", "max"), m.ttftChart, a, h),
+			panel(st.Panel, legend(st, "tok/s", "output", "input"), m.tpsChart, b, h))
+	}
+	parts := []string{header}
+	if charts != "" {
+		parts = append(parts, charts)
+	}
+	parts = append(parts, m.panelsView(), m.logView(m.width, m.logHeight()))
+	return lipgloss.JoinVertical(lipgloss.Left, parts...)
+}
+
+func (m *Model) headerView() string {
+	st := m.c.Styles
+	s := m.snap
+	model := m.info.Model
+	if model == "" {
+		model = "auto"
+	}
+	line1 := st.Title.Render(m.info.Workload) + st.Muted.Render(" on ") + st.Bold.Render(m.info.Engine) +
+		st.Muted.Render(" · model ") + model + st.Muted.Render(" · elapsed ") + fmtDuration(s.Elapsed)
+	phase := s.Phase
+	if phase == "" {
+		phase = "starting"
+	}
+	state := phase
+	if s.PhaseTotal >= 0 && s.Phase != "" {
+		state += fmt.Sprintf(" %d/%d", s.PhaseDone, s.PhaseTotal)
+	}
+	if m.stopping {
+		state = st.Warn.Render("stopping") + st.Muted.Render(" ("+state+")")
+	} else {
+		state = st.Bold.Render(state)
+	}
+	pct, eta, known := progressOf(s)
+	line2 := state
+	if known {
+		right := fmt.Sprintf(" %3.0f%%", pct*100)
+		if eta >= 0 {
+			right += " ETA " + fmtDuration(eta)
+		}
+		bw := m.width - lipgloss.Width(state) - lipgloss.Width(right) - 2
+		if bw >= 10 {
+			m.bar.Width = min(bw, 60)
+			line2 = state + "  " + m.bar.ViewAs(pct) + right
+		} else {
+			line2 = state + right
+		}
+	}
+	return truncate(line1, m.width) + "\n" + truncate(line2, m.width)
+}
+
+// progressOf is the current phase's progress: by requests when their
+// total is known, else by time when the phase has a planned length; eta
+// is -1 when it cannot be told.
+func progressOf(s bench.Snapshot) (pct float64, eta time.Duration, known bool) {
+	inPhase := time.Duration(0)
+	if !s.PhaseStart.IsZero() && !s.Started.IsZero() {
+		inPhase = s.Started.Add(s.Elapsed).Sub(s.PhaseStart)
+	}
+	switch {
+	case s.PhaseTotal > 0:
+		pct = min(float64(s.PhaseDone)/float64(s.PhaseTotal), 1)
+		eta = -1
+		if s.PhaseDone > 0 && inPhase > 0 {
+			eta = time.Duration(float64(inPhase) / float64(s.PhaseDone) * float64(s.PhaseTotal-s.PhaseDone))
+		}
+		return pct, eta, true
+	case s.PhaseLength > 0:
+		pct = min(max(float64(inPhase)/float64(s.PhaseLength), 0), 1)
+		return pct, max(s.PhaseLength-inPhase, 0), true
+	}
+	return 0, -1, false
+}
+
+func (m *Model) panelsView() string {
+	st := m.c.Styles
+	s := m.snap
+	w1 := m.width / 3
+	w2 := m.width / 3
+	w3 := m.width - w1 - w2
+	row := func(label, value string, w int) string {
+		inner := w - st.Panel.GetHorizontalFrameSize()
+		gap := max(inner-lipgloss.Width(label)-lipgloss.Width(value), 1)
+		return label + strings.Repeat(" ", gap) + value
+	}
+	reqs := strings.Join([]string{
+		row("in flight", fmt.Sprint(s.InFlight), w1),
+		row("done", fmt.Sprint(s.Done), w1),
+		row("failed", failedText(st, s.Failed), w1),
+		row("mean TTFT", fmtMs(s.MeanTTFTms, s.Done-s.Failed > 0), w1),
+		row("p99 TTFT", fmtMs(s.P99TTFTms, s.Done-s.Failed > 0), w1),
+	}, "\n")
+	hit := "n/a"
+	if s.HitRatio != nil {
+		hit = fmt.Sprintf("%.1f %%", *s.HitRatio*100)
+	}
+	cacheRows := []string{
+		row(st.Cold.Render("cold"), st.Cold.Render(fmt.Sprint(s.Cold)), w2),
+		row(st.Reused.Render("reused"), st.Reused.Render(fmt.Sprint(s.Reused)), w2),
+		row(st.Unverified.Render("unverified"), st.Unverified.Render(fmt.Sprint(s.Unverified)), w2),
+		row("hit ratio", hit, w2),
+	}
+	if v, ok := optionalRatio(s, "ServerHitRate"); ok {
+		cacheRows = append(cacheRows, row("server hit rate", fmt.Sprintf("%.1f %%", v*100), w2))
+	}
+	cores := ""
+	if s.Cores > 0 {
+		cores = fmt.Sprintf(" of %d", s.Cores)
+	}
+	health := []string{
+		row("CPU", fmt.Sprintf("%.0f %%%s", s.CPUPercent, cores), w3),
+		row("max dispatch lag", fmt.Sprintf("%.1f ms", s.MaxDispatchLagMs), w3),
+	}
+	if s.DroppedEvent > 0 {
+		health = append(health, row("log lines dropped", fmt.Sprint(s.DroppedEvent), w3))
+	}
+	if s.Warning != "" {
+		inner := w3 - st.Panel.GetHorizontalFrameSize()
+		wrapped := lipgloss.NewStyle().Width(inner).Render(s.Warning)
+		health = append(health, st.Warn.Render(wrapped))
+	} else {
+		health = append(health, st.OK.Render("client keeps up"))
+	}
+	return lipgloss.JoinHorizontal(lipgloss.Top,
+		panel(st.Panel, st.PanelTitle.Render("Requests"), reqs, w1, panelLines),
+		panel(st.Panel, st.PanelTitle.Render("Cache"), strings.Join(cacheRows, "\n"), w2, panelLines),
+		panel(st.Panel, st.PanelTitle.Render("Client"), strings.Join(health, "\n"), w3, panelLines))
+}
+
+func failedText(st *theme.Styles, n int) string {
+	if n > 0 {
+		return st.Error.Render(fmt.Sprint(n))
+	}
+	return fmt.Sprint(n)
+}
+
+// optionalRatio reads a *float64 field of the snapshot by name, so a
+// figure added to the core later shows up without a change here.
+func optionalRatio(s bench.Snapshot, name string) (float64, bool) {
+	f := reflect.ValueOf(s).FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() || f.Elem().Kind() != reflect.Float64 {
+		return 0, false
+	}
+	return f.Elem().Float(), true
+}
+
+func (m *Model) logView(w, h int) string {
+	st := m.c.Styles.Panel
+	if m.logFocus {
+		st = m.c.Styles.PanelFocused
+	}
+	inner := h - st.GetVerticalFrameSize()
+	innerW := w - st.GetHorizontalFrameSize()
+	n := m.log.len()
+	m.logOff = min(m.logOff, max(n-inner, 0))
+	end := n - m.logOff
+	start := max(end-inner, 0)
+	lines := make([]string, 0, inner)
+	for i := start; i < end; i++ {
+		lines = append(lines, m.log.at(i).render(m.c.Styles, innerW))
+	}
+	title := m.c.Styles.PanelTitle.Render("Log")
+	if m.logOff > 0 {
+		title += m.c.Styles.Muted.Render(fmt.Sprintf(" (%d newer below)", m.logOff))
+	}
+	return panel(st, title, strings.Join(lines, "\n"), w, h)
+}
+
+func (m *Model) finishedView() string {
+	st := m.c.Styles
+	status := st.OK.Render("finished")
+	switch {
+	case m.summary != nil && m.summary.Run.Interrupted:
+		status = st.Warn.Render("stopped (partial results saved)")
+	case m.code != 0:
+		status = st.Error.Render(fmt.Sprintf("finished with failures (exit %d)", m.code))
+	}
+	head := truncate(st.Title.Render(m.info.Workload)+st.Muted.Render(" on ")+st.Bold.Render(m.info.Engine)+"  "+status+
+		st.Muted.Render(" · elapsed ")+fmtDuration(m.snap.Elapsed), m.width)
+	if m.err != "" {
+		head += "\n" + truncate(st.Error.Render(m.err), m.width)
+	}
+	h := m.height - lipgloss.Height(head)
+	if m.logFocus {
+		return head + "\n" + m.logView(m.width, h)
+	}
+	text := m.summaryText
+	if text == "" {
+		text = "no summary was written"
+	}
+	sumW := min(max(lipgloss.Width(text)+st.Panel.GetHorizontalFrameSize(), 40), m.width)
+	sum := m.scrolled(text, sumW, h)
+	rest := m.width - sumW
+	if rest < 40 {
+		return head + "\n" + sum
+	}
+	// Room on the right: the final charts, the cache and the log.
+	ch := min(max((h-panelLines)/2, 5), 12)
+	right := lipgloss.JoinVertical(lipgloss.Left,
+		panel(st.Panel, legend(st, "TTFT ms", "p50", "max"),
+			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, noSecond), rest, ch),
+		panel(st.Panel, legend(st, "tok/s", "output", "input"),
+			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, noSecond), rest, ch),
+		m.logView(rest, max(h-2*ch, 3)),
+	)
+	return head + "\n" + lipgloss.JoinHorizontal(lipgloss.Top, sum, right)
+}
+
+// scrolled frames the part of text that fits, from the summary offset.
+func (m *Model) scrolled(text string, w, h int) string {
+	st := m.c.Styles.Panel
+	inner := max(h-st.GetVerticalFrameSize(), 1)
+	lines := strings.Split(text, "\n")
+	m.sumOff = min(m.sumOff, max(len(lines)-inner, 0))
+	end := min(m.sumOff+inner, len(lines))
+	title := m.c.Styles.PanelTitle.Render("Summary")
+	if len(lines) > inner {
+		title += m.c.Styles.Muted.Render(fmt.Sprintf(" %d-%d of %d", m.sumOff+1, end, len(lines)))
+	}
+	return panel(st, title, strings.Join(lines[m.sumOff:end], "\n"), w, h)
+}
+
+func truncate(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+func fmtMs(v float64, ok bool) string {
+	if !ok {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+func fmtDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	h := int(d / time.Hour)
+	mnt := int(d/time.Minute) % 60
+	sec := int(d/time.Second) % 60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, mnt, sec)
+	}
+	return fmt.Sprintf("%02d:%02d", mnt, sec)
+}

@@ -1,0 +1,151 @@
+// Package run is the live run screen: a header with the phase and a
+// progress bar, TTFT and throughput charts fed one point per second from
+// the runner's snapshot, counters, the cache panel, client health and a
+// rolling log of the runner's events; when the run ends, its summary.
+package run
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/config"
+)
+
+// Source is what the screen needs of a runner (*bench.Runner is one);
+// tests give a scripted one.
+type Source interface {
+	Events() <-chan bench.Event
+	Snapshot() bench.Snapshot
+	Run(ctx context.Context) (*record.Summary, int)
+	Abort()
+}
+
+// Info describes the run in the header.
+type Info struct {
+	Workload, Engine, Model string
+	ID, Dir                 string
+	// Config is the resolved config, for "run again"; nil hides the key.
+	Config *config.Config
+}
+
+// InfoOf describes a prepared runner.
+func InfoOf(r *bench.Runner) Info {
+	p := r.Prepared()
+	return Info{
+		Workload: p.Config.Workload(),
+		Engine:   p.DisplayURL(),
+		Model:    p.RequestModel(),
+		ID:       r.ID(),
+		Dir:      r.Dir(),
+		Config:   p.Config.Clone(),
+	}
+}
+
+// Session owns one run's goroutine and its cancellation: the screen asks
+// it to stop, the application waits for it before exiting so the record
+// is always complete.
+type Session struct {
+	src    Source
+	info   Info
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	started atomic.Bool
+	mu      sync.Mutex
+	summary *record.Summary
+	code    int
+}
+
+// NewSession wraps a source; nothing runs until the screen starts it.
+func NewSession(src Source, info Info) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Session{src: src, info: info, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+// Info describes the run.
+func (s *Session) Info() Info { return s.info }
+
+// run blocks until the run has ended; it is called from a tea.Cmd.
+func (s *Session) run() (*record.Summary, int) {
+	if !s.started.CompareAndSwap(false, true) {
+		<-s.done
+		return s.result()
+	}
+	sum, code := s.src.Run(s.ctx)
+	s.mu.Lock()
+	s.summary, s.code = sum, code
+	s.mu.Unlock()
+	close(s.done)
+	return sum, code
+}
+
+func (s *Session) result() (*record.Summary, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.summary, s.code
+}
+
+// Stop asks the run to stop dispatching; in-flight requests finish and
+// the partial record is written (exit 130).
+func (s *Session) Stop() { s.cancel() }
+
+// Abort stops at once: every request in flight is cancelled.
+func (s *Session) Abort() {
+	s.cancel()
+	s.src.Abort()
+}
+
+// Started reports whether the run was started.
+func (s *Session) Started() bool { return s.started.Load() }
+
+// Wait blocks until a started run has ended and returns its exit code
+// (130 when it never started).
+func (s *Session) Wait() int {
+	if !s.Started() {
+		return 130
+	}
+	<-s.done
+	_, code := s.result()
+	return code
+}
+
+// StartedMsg tells the application that a session is running, so it can
+// stop and wait for it before exiting.
+type StartedMsg struct{ Session *Session }
+
+// FinishedMsg reports the end of a run and its exit code.
+type FinishedMsg struct {
+	Session *Session
+	Code    int
+}
+
+// PreparedMsg answers Prepare: a runner ready to start, or why not.
+type PreparedMsg struct {
+	Token  any
+	Runner *bench.Runner
+	Err    error
+}
+
+// Prepare resolves cfg and builds a runner (starting the built-in engine,
+// detecting the model, creating the run folder) off the update loop; the
+// answer is a PreparedMsg carrying token, so only the asker acts on it.
+func Prepare(token any, cfg *config.Config) tea.Cmd {
+	return func() tea.Msg {
+		p, err := bench.Prepare(context.Background(), cfg)
+		if err != nil {
+			return PreparedMsg{Token: token, Err: err}
+		}
+		r, err := bench.New(p)
+		if err != nil {
+			p.Close()
+			return PreparedMsg{Token: token, Err: err}
+		}
+		return PreparedMsg{Token: token, Runner: r}
+	}
+}
