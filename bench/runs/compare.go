@@ -125,36 +125,48 @@ func pct(p *float64) *float64 {
 // and verdict, the unverified reasons of either run, and the config keys
 // whose values differ.
 func Compare(a, b *Detail) *Comparison {
-	c := &Comparison{A: a, B: b}
+	return &Comparison{
+		A: a, B: b,
+		Figures: figures(a.Summary, b.Summary),
+		Config:  diffConfig(configOf(a), configOf(b)),
+	}
+}
+
+// Figures lists every figure of one summary, in A (B and Delta nil): the
+// rows a run's detail shows, labelled as in a comparison.
+func Figures(s *record.Summary) []Figure {
+	fs := figures(s, s)
+	for i := range fs {
+		fs[i].B, fs[i].Delta, fs[i].Verdict = nil, nil, Same
+	}
+	return fs
+}
+
+func figures(a, b *record.Summary) []Figure {
+	var out []Figure
 	for _, d := range figureDefs {
-		c.Figures = append(c.Figures, figure(d.section, d.key, d.label, d.unit, d.dir, d.get(a.Summary), d.get(b.Summary)))
-	}
-	// The unverified reasons, after the cache counts they explain.
-	reasons := map[string]bool{}
-	for _, s := range []*record.Summary{a.Summary, b.Summary} {
-		for k := range s.Cache.UnverifiedReasons {
-			reasons[k] = true
+		out = append(out, figure(d.section, d.key, d.label, d.unit, d.dir, d.get(a), d.get(b)))
+		if d.key != "cache.unverified" {
+			continue
+		}
+		// The unverified reasons, after the count they explain.
+		reasons := map[string]bool{}
+		for _, s := range []*record.Summary{a, b} {
+			for k := range s.Cache.UnverifiedReasons {
+				reasons[k] = true
+			}
+		}
+		keys := make([]string, 0, len(reasons))
+		for k := range reasons {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, figure("Cache", "cache.unverified_reasons."+k, "  "+k, "", Lower,
+				fint(a.Cache.UnverifiedReasons[k]), fint(b.Cache.UnverifiedReasons[k])))
 		}
 	}
-	keys := make([]string, 0, len(reasons))
-	for k := range reasons {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	at := 0
-	for i, f := range c.Figures {
-		if f.Key == "cache.unverified" {
-			at = i + 1
-		}
-	}
-	extra := make([]Figure, 0, len(keys))
-	for _, k := range keys {
-		extra = append(extra, figure("Cache", "cache.unverified_reasons."+k, "  "+k, "", Lower,
-			fint(a.Summary.Cache.UnverifiedReasons[k]), fint(b.Summary.Cache.UnverifiedReasons[k])))
-	}
-	c.Figures = append(c.Figures[:at], append(extra, c.Figures[at:]...)...)
-	c.Config = diffConfig(configOf(a), configOf(b))
-	return c
+	return out
 }
 
 func figure(section, key, label, unit string, dir Direction, a, b *float64) Figure {

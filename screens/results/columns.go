@@ -1,0 +1,200 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/table"
+
+	"github.com/kvbench/kvbench/bench/runs"
+)
+
+// column is one column of the runs table.
+type column struct {
+	title    string
+	min      int  // narrowest useful width
+	flex     bool // takes a share of spare width
+	right    bool // numbers: right-aligned
+	priority int  // lower is kept first when the screen is narrow
+	value    func(r *runs.Run) string
+	compare  func(a, b *runs.Run) int // nil: not sortable
+}
+
+const startedLayout = "2006-01-02 15:04"
+
+func ms(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+func hit(r *runs.Run) string {
+	if r.HitRatio == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *r.HitRatio*100)
+}
+
+func started(r *runs.Run) string {
+	if r.StartedAt.IsZero() {
+		return "-"
+	}
+	return r.StartedAt.Local().Format(startedLayout)
+}
+
+func nilLast(a, b *float64) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return cmp.Compare(*a, *b)
+}
+
+func fold(a, b string) int { return cmp.Compare(strings.ToLower(a), strings.ToLower(b)) }
+
+// markColumn is the cursor and A/B mark column, always shown, never sorted.
+const markColumn = 0
+
+var columns = []column{
+	{title: "", min: 2, priority: 0},
+	{title: "Started", min: len(startedLayout), priority: 1, value: started,
+		compare: func(a, b *runs.Run) int { return a.StartedAt.Compare(b.StartedAt) }},
+	{title: "Name", min: 8, flex: true, priority: 2, value: func(r *runs.Run) string { return orDash(r.Name) },
+		compare: func(a, b *runs.Run) int { return fold(a.Name, b.Name) }},
+	{title: "Workload", min: 10, flex: true, priority: 8, value: func(r *runs.Run) string { return orDash(r.Workload) },
+		compare: func(a, b *runs.Run) int { return fold(a.Workload, b.Workload) }},
+	{title: "Model", min: 10, flex: true, priority: 10, value: func(r *runs.Run) string { return orDash(r.Model) },
+		compare: func(a, b *runs.Run) int { return fold(a.Model, b.Model) }},
+	{title: "Engine", min: 10, flex: true, priority: 11, value: func(r *runs.Run) string { return orDash(r.EngineHost()) },
+		compare: func(a, b *runs.Run) int { return fold(a.EngineHost(), b.EngineHost()) }},
+	{title: "OK/Fail", min: 8, right: true, priority: 5,
+		value: func(r *runs.Run) string {
+			return fmt.Sprintf("%d/%d", r.TotalRequests-r.FailedRequests, r.FailedRequests)
+		},
+		compare: func(a, b *runs.Run) int {
+			return cmp.Or(cmp.Compare(a.FailedRequests, b.FailedRequests), cmp.Compare(a.TotalRequests, b.TotalRequests))
+		}},
+	{title: "TTFT ms", min: 8, right: true, priority: 4, value: func(r *runs.Run) string { return ms(r.MeanTTFTms) },
+		compare: func(a, b *runs.Run) int { return cmp.Compare(a.MeanTTFTms, b.MeanTTFTms) }},
+	{title: "p99 ms", min: 8, right: true, priority: 9, value: func(r *runs.Run) string { return ms(r.P99TTFTms) },
+		compare: func(a, b *runs.Run) int { return cmp.Compare(a.P99TTFTms, b.P99TTFTms) }},
+	{title: "Out tok/s", min: 10, right: true, priority: 6, value: func(r *runs.Run) string { return fmt.Sprintf("%.1f", r.OutputThroughput) },
+		compare: func(a, b *runs.Run) int { return cmp.Compare(a.OutputThroughput, b.OutputThroughput) }},
+	{title: "Hit %", min: 6, right: true, priority: 7, value: hit,
+		compare: func(a, b *runs.Run) int { return nilLast(a.HitRatio, b.HitRatio) }},
+	{title: "Status", min: 11, priority: 3, value: func(r *runs.Run) string { return string(r.Status()) },
+		compare: func(a, b *runs.Run) int { return cmp.Compare(r0(a.Status()), r0(b.Status())) }},
+}
+
+func r0(s runs.Status) string { return string(s) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cellPad is the space after every cell.
+const cellPad = 1
+
+// colSpec is what fitting a column needs.
+type colSpec struct {
+	min      int
+	flex     bool
+	priority int
+	maxFlex  int // widest a flexible column grows
+}
+
+// fitColumns picks the columns that fit width, most important (lowest
+// priority) first, the first column always, and shares the spare width
+// among the flexible ones. It returns the indexes of the shown columns in
+// their order and their widths; cellPad separates cells.
+func fitColumns(specs []colSpec, width int) (shown []int, widths []int) {
+	order := make([]int, len(specs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return specs[order[a]].priority < specs[order[b]].priority })
+	keep := make([]bool, len(specs))
+	used := 0
+	for _, i := range order {
+		w := specs[i].min + cellPad
+		if used+w > width && i != 0 {
+			continue
+		}
+		keep[i] = true
+		used += w
+	}
+	nflex := 0
+	for i, c := range specs {
+		if keep[i] {
+			shown = append(shown, i)
+			widths = append(widths, c.min)
+			if c.flex {
+				nflex++
+			}
+		}
+	}
+	spare := width - used
+	for k, i := range shown {
+		if specs[i].flex && spare > 0 && nflex > 0 {
+			add := min(spare/nflex, specs[i].maxFlex-specs[i].min)
+			widths[k] += max(add, 0)
+		}
+	}
+	return shown, widths
+}
+
+// layout fits the runs table's columns to width.
+func layout(width int) (shown []int, widths []int) {
+	specs := make([]colSpec, len(columns))
+	for i, c := range columns {
+		// Names and workloads rarely need more than 24 columns.
+		specs[i] = colSpec{min: c.min, flex: c.flex, priority: c.priority, maxFlex: 24}
+	}
+	return fitColumns(specs, width)
+}
+
+// tableColumns are the bubbles columns for the shown ones, the sort
+// column's title marked with its direction.
+func tableColumns(shown, widths []int, sortCol int, desc bool) []table.Column {
+	cols := make([]table.Column, len(shown))
+	for k, i := range shown {
+		t := columns[i].title
+		if i == sortCol {
+			if desc {
+				t += "▼"
+			} else {
+				t += "▲"
+			}
+		}
+		cols[k] = table.Column{Title: align(t, widths[k], columns[i].right), Width: widths[k]}
+	}
+	return cols
+}
+
+func align(s string, w int, right bool) string {
+	n := len([]rune(s))
+	if !right || n >= w {
+		return s
+	}
+	return strings.Repeat(" ", w-n) + s
+}
+
+// matches reports whether r matches every word of the filter text
+// (case-insensitive, over the id and the shown text fields).
+func matches(r *runs.Run, filter string) bool {
+	if filter == "" {
+		return true
+	}
+	hay := strings.ToLower(strings.Join([]string{r.ID, r.Name, r.Workload, r.Model, r.EngineHost(), string(r.Status())}, " "))
+	for _, w := range strings.Fields(strings.ToLower(filter)) {
+		if !strings.Contains(hay, w) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,628 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kvbench/kvbench/bench/runs"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/screens/common"
+)
+
+type tab int
+
+const (
+	tabSummary tab = iota
+	tabCharts
+	tabRequests
+)
+
+var tabNames = []string{"Summary", "Charts", "Requests"}
+
+type detailKeys struct {
+	Next, Prev, Summary, Charts, Requests    key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom  key.Binding
+	Filter, FilterBack, Delete, Export, NewR key.Binding
+	Back                                     key.Binding
+}
+
+func newDetailKeys() detailKeys {
+	return detailKeys{
+		Next:       key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next view")),
+		Prev:       key.NewBinding(key.WithKeys("shift+tab", "left", "h"), key.WithHelp("shift+tab", "previous view")),
+		Summary:    key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "summary")),
+		Charts:     key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "charts")),
+		Requests:   key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "requests")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
+		Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "first")),
+		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "last")),
+		Filter:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter state")),
+		FilterBack: key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "filter back")),
+		Delete:     key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
+		Export:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export config")),
+		NewR:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run from config")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	}
+}
+
+// headRows is how many requests are read before the index exists, so the
+// first page shows at once.
+const headRows = 256
+
+// Detail is one run: its summary, charts and requests.
+type Detail struct {
+	c             *common.Common
+	dir           string
+	width, height int
+	keys          detailKeys
+	tab           tab
+
+	det    *runs.Detail
+	detErr error
+
+	idx    *runs.Index
+	idxErr error
+
+	summary      viewport.Model
+	summaryBuilt int // width the summary content was laid out for
+
+	req requestTable
+}
+
+// NewDetail opens the run in dir.
+func NewDetail(c *common.Common, dir string) *Detail {
+	d := &Detail{c: c, dir: dir, keys: newDetailKeys(), summary: viewport.New(0, 0)}
+	d.req.filter = runs.All
+	d.SetSize(c.Width, c.Height)
+	return d
+}
+
+type detailMsg struct {
+	to  *Detail
+	det *runs.Detail
+	err error
+}
+
+type headMsg struct {
+	to   *Detail
+	rows []sender.Result
+	err  error
+}
+
+type indexMsg struct {
+	to  *Detail
+	idx *runs.Index
+	err error
+}
+
+type pageMsg struct {
+	to    *Detail
+	gen   int
+	start int
+	rows  []sender.Result
+	err   error
+}
+
+// Init reads the summary, the first page of requests and, in the
+// background, the index of every request line.
+func (d *Detail) Init() tea.Cmd {
+	dir := d.dir
+	return tea.Batch(
+		func() tea.Msg {
+			det, err := runs.Load(dir)
+			return detailMsg{to: d, det: det, err: err}
+		},
+		func() tea.Msg {
+			rows, err := runs.Head(dir, headRows)
+			return headMsg{to: d, rows: rows, err: err}
+		},
+		func() tea.Msg {
+			idx, err := runs.BuildIndex(context.Background(), dir)
+			return indexMsg{to: d, idx: idx, err: err}
+		},
+	)
+}
+
+// Dir is the run folder shown.
+func (d *Detail) Dir() string { return d.dir }
+
+func (d *Detail) Title() string {
+	return "Run " + shortID(d.dir)
+}
+
+func (d *Detail) Typing() bool { return false }
+
+func (d *Detail) SetSize(w, h int) {
+	d.width, d.height = w, h
+	bh := d.bodyHeight()
+	d.summary.Width, d.summary.Height = w, bh
+	if d.det != nil && d.summaryBuilt != w {
+		d.buildSummary()
+	}
+	d.req.setSize(w, bh)
+}
+
+// header is the lines above the tabs.
+const headerLines = 3
+
+func (d *Detail) bodyHeight() int { return max(d.height-headerLines, 1) }
+
+func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case detailMsg:
+		if msg.to == d {
+			d.det, d.detErr = msg.det, msg.err
+			if d.det != nil {
+				d.buildSummary()
+			}
+		}
+		return d, nil
+	case headMsg:
+		if msg.to == d && d.idx == nil {
+			d.req.head, d.req.err = msg.rows, msg.err
+		}
+		return d, nil
+	case indexMsg:
+		if msg.to != d {
+			return d, nil
+		}
+		d.idx, d.idxErr = msg.idx, msg.err
+		if d.idx != nil {
+			return d, d.req.setIndex(d, d.idx)
+		}
+		return d, nil
+	case pageMsg:
+		if msg.to == d {
+			d.req.gotPage(msg)
+			return d, d.req.ensurePage(d)
+		}
+		return d, nil
+	case deletedMsg:
+		if msg.dir != d.dir {
+			return d, nil
+		}
+		if msg.err != nil {
+			if msg.by == d {
+				return d, common.Failure(msg.err)
+			}
+			return d, nil
+		}
+		return d, tea.Sequence(common.Pop, common.Status("deleted "+shortID(d.dir)))
+	case configMsg:
+		if msg.to == d {
+			return d, openForm(d.c, msg)
+		}
+		return d, nil
+	case tea.KeyMsg:
+		return d, d.handleKey(msg)
+	}
+	return d, nil
+}
+
+func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := d.keys
+	switch {
+	case key.Matches(msg, k.Back):
+		return common.Pop
+	case key.Matches(msg, k.Next):
+		d.tab = (d.tab + 1) % 3
+		return d.req.ensurePage(d)
+	case key.Matches(msg, k.Prev):
+		d.tab = (d.tab + 2) % 3
+		return d.req.ensurePage(d)
+	case key.Matches(msg, k.Summary):
+		d.tab = tabSummary
+		return nil
+	case key.Matches(msg, k.Charts):
+		d.tab = tabCharts
+		return nil
+	case key.Matches(msg, k.Requests):
+		d.tab = tabRequests
+		return d.req.ensurePage(d)
+	case key.Matches(msg, k.Filter), key.Matches(msg, k.FilterBack):
+		step := 1
+		if key.Matches(msg, k.FilterBack) {
+			step = len(runs.Filters) - 1
+		}
+		return d.req.setFilter(d, runs.Filters[(int(d.req.filter)+step)%len(runs.Filters)])
+	case key.Matches(msg, k.Delete):
+		return common.Push(NewConfirm(d.c, "Delete run?",
+			fmt.Sprintf("%s\n%s\nThe folder and every file in it are removed.", shortID(d.dir), d.dir),
+			deleteCmd(d.dir, d)))
+	case key.Matches(msg, k.Export):
+		return common.Push(NewExport(d.c, d.dir))
+	case key.Matches(msg, k.NewR):
+		return loadConfigCmd(d.dir, d)
+	}
+	switch d.tab {
+	case tabSummary:
+		switch {
+		case key.Matches(msg, k.Up):
+			d.summary.ScrollUp(1)
+		case key.Matches(msg, k.Down):
+			d.summary.ScrollDown(1)
+		case key.Matches(msg, k.PageUp):
+			d.summary.PageUp()
+		case key.Matches(msg, k.PageDown):
+			d.summary.PageDown()
+		case key.Matches(msg, k.Top):
+			d.summary.GotoTop()
+		case key.Matches(msg, k.Bottom):
+			d.summary.GotoBottom()
+		}
+	case tabRequests:
+		n := d.req.visible()
+		switch {
+		case key.Matches(msg, k.Up):
+			d.req.move(-1)
+		case key.Matches(msg, k.Down):
+			d.req.move(1)
+		case key.Matches(msg, k.PageUp):
+			d.req.move(-n)
+		case key.Matches(msg, k.PageDown):
+			d.req.move(n)
+		case key.Matches(msg, k.Top):
+			d.req.move(-d.req.total())
+		case key.Matches(msg, k.Bottom):
+			d.req.move(d.req.total())
+		}
+		return d.req.ensurePage(d)
+	}
+	return nil
+}
+
+func (d *Detail) View() string {
+	s := d.c.Styles
+	head := d.headerView()
+	var tabs []string
+	for i, n := range tabNames {
+		label := fmt.Sprintf("%d %s", i+1, n)
+		if tab(i) == d.tab {
+			tabs = append(tabs, s.Selected.Render("["+label+"]"))
+		} else {
+			tabs = append(tabs, s.Muted.Render(" "+label+" "))
+		}
+	}
+	tabLine := strings.Join(tabs, " ")
+	if d.tab != tabSummary {
+		tabLine += s.Muted.Render("   filter: ") + d.filterView()
+	}
+	var body string
+	switch {
+	case d.detErr != nil:
+		body = s.StatusError.Render(d.detErr.Error())
+	case d.tab == tabSummary:
+		if d.det == nil {
+			body = s.Muted.Render("Reading the summary …")
+		} else {
+			body = d.summary.View()
+		}
+	case d.tab == tabCharts:
+		body = d.chartsView()
+	case d.tab == tabRequests:
+		body = d.req.view(d)
+	}
+	out := lipgloss.JoinVertical(lipgloss.Left, head, ansi.Truncate(tabLine, max(d.width, 1), "…"), body)
+	return lipgloss.NewStyle().MaxWidth(max(d.width, 1)).MaxHeight(max(d.height, 1)).Render(out)
+}
+
+func (d *Detail) filterView() string {
+	s := d.c.Styles
+	var parts []string
+	for _, f := range runs.Filters {
+		name := f.String()
+		if f == d.req.filter {
+			parts = append(parts, s.Selected.Render("["+name+"]"))
+		} else {
+			parts = append(parts, s.Muted.Render(name))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func statusStyle(d *Detail, st runs.Status) lipgloss.Style {
+	s := d.c.Styles
+	switch st {
+	case runs.StatusOK:
+		return s.OK
+	case runs.StatusFailed:
+		return s.Error
+	}
+	return s.Warn
+}
+
+// age says how long ago t was, roughly.
+func age(now, t time.Time) string {
+	dd := now.Sub(t)
+	switch {
+	case t.IsZero() || dd < 0:
+		return ""
+	case dd < time.Minute:
+		return "just now"
+	case dd < time.Hour:
+		return fmt.Sprintf("%d min ago", int(dd.Minutes()))
+	case dd < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(dd.Hours()))
+	}
+	return fmt.Sprintf("%d days ago", int(dd.Hours()/24))
+}
+
+func (d *Detail) headerView() string {
+	s := d.c.Styles
+	w := max(d.width, 1)
+	if d.det == nil {
+		return ansi.Truncate(s.Bold.Render(shortID(d.dir)), w, "…") + "\n"
+	}
+	r := &d.det.Run
+	st := r.Status()
+	line1 := s.Bold.Render(r.ID) + "  " + statusStyle(d, st).Render(string(st))
+	if !r.StartedAt.IsZero() {
+		line1 += s.Muted.Render("  started " + r.StartedAt.Local().Format(startedLayout))
+		if a := age(d.c.Now(), r.StartedAt); a != "" {
+			line1 += s.Muted.Render(" (" + a + ")")
+		}
+	}
+	var info []string
+	for _, v := range []string{r.Name, r.Workload, r.Model, r.EngineHost()} {
+		if v != "" {
+			info = append(info, v)
+		}
+	}
+	line2 := strings.Join(info, s.Muted.Render(" · "))
+	if n := d.det.Corrupt; n > 0 {
+		line2 += s.Warn.Render(fmt.Sprintf("  %d unreadable line(s) skipped", n))
+	}
+	return ansi.Truncate(line1, w, "…") + "\n" + ansi.Truncate(line2, w, "…")
+}
+
+// summaryColumn is the width of one section of the summary.
+const summaryColumn = 38
+
+func (d *Detail) buildSummary() {
+	s := d.c.Styles
+	d.summaryBuilt = d.width
+	var blocks []string
+	add := func(title string, rows [][2]string) {
+		if len(rows) == 0 {
+			return
+		}
+		lines := []string{s.PanelTitle.Render(title)}
+		for _, r := range rows {
+			label, value := r[0], r[1]
+			if room := summaryColumn - ansi.StringWidth(label) - 1; ansi.StringWidth(value) > room {
+				// Keep the end of a long value (a path's last element).
+				value = ansi.TruncateLeft(value, ansi.StringWidth(value)-room+1, "…")
+			}
+			gap := max(summaryColumn-ansi.StringWidth(label)-ansi.StringWidth(value), 1)
+			lines = append(lines, label+strings.Repeat(" ", gap)+value)
+		}
+		blocks = append(blocks, strings.Join(lines, "\n"))
+	}
+	det := d.det
+	r := &det.Run
+	run := [][2]string{{"Status", string(r.Status())}}
+	if det.Summary.Run.FinishedAt != "" {
+		run = append(run, [2]string{"Finished", fmtTime(det.Summary.Run.FinishedAt)})
+	}
+	if r.Complete {
+		run = append(run, [2]string{"Exit code", fmt.Sprint(r.ExitCode)})
+	}
+	if v := det.Summary.Tool.Version; v != "" {
+		run = append(run, [2]string{"kvbench", v})
+	}
+	if !r.Complete {
+		run = append(run, [2]string{"Summary", "from requests.jsonl"})
+	}
+	add("Run", run)
+
+	section, rows := "", [][2]string(nil)
+	for _, f := range runs.Figures(det.Summary) {
+		if f.Section != section {
+			add(section, rows)
+			section, rows = f.Section, nil
+		}
+		v := runs.FormatValue(f.A, f.Unit)
+		if f.Unit != "" && f.Unit != "%" && f.A != nil {
+			v += " " + f.Unit
+		}
+		rows = append(rows, [2]string{f.Label, v})
+	}
+	add(section, rows)
+	add("Config", pairsOf(det.Summary.Config, det.Config))
+	add("Workload", flatten(det.Summary.Workload))
+
+	d.summary.SetContent(masonry(blocks, d.width))
+}
+
+func fmtTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// masonry lays blocks out in as many columns as fit width, each block
+// going to the shortest column.
+func masonry(blocks []string, width int) string {
+	ncol := max(1, (width+3)/(summaryColumn+3))
+	cols := make([][]string, ncol)
+	heights := make([]int, ncol)
+	for _, b := range blocks {
+		best := 0
+		for i := range heights {
+			if heights[i] < heights[best] {
+				best = i
+			}
+		}
+		cols[best] = append(cols[best], b)
+		heights[best] += lipgloss.Height(b) + 1
+	}
+	rendered := make([]string, 0, ncol)
+	for i, c := range cols {
+		if len(c) == 0 {
+			continue
+		}
+		st := lipgloss.NewStyle().Width(summaryColumn)
+		if i < ncol-1 {
+			st = st.MarginRight(3)
+		}
+		rendered = append(rendered, st.Render(strings.Join(c, "\n\n")))
+	}
+	return lipgloss.JoinHorizontal(lipgloss.Top, rendered...)
+}
+
+// pairsOf lists the config: the summary's block, else config.json.
+func pairsOf(summaryConfig any, configJSON json.RawMessage) [][2]string {
+	var b []byte
+	switch v := summaryConfig.(type) {
+	case json.RawMessage:
+		b = v
+	case nil:
+	default:
+		b, _ = json.Marshal(v)
+	}
+	if len(b) == 0 {
+		b = configJSON
+	}
+	return flatten(json.RawMessage(b))
+}
+
+// flatten lists an object's keys in order, nested objects as a.b, values
+// as compact JSON (strings unquoted).
+func flatten(v any) [][2]string {
+	var b []byte
+	switch t := v.(type) {
+	case json.RawMessage:
+		b = t
+	case nil:
+		return nil
+	default:
+		b, _ = json.Marshal(t)
+	}
+	var out [][2]string
+	var walk func(prefix string, raw json.RawMessage)
+	walk = func(prefix string, raw json.RawMessage) {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			out = append(out, [2]string{prefix, scalar(raw)})
+			return
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return
+			}
+			k, _ := tok.(string)
+			var val json.RawMessage
+			if dec.Decode(&val) != nil {
+				return
+			}
+			name := k
+			if prefix != "" {
+				name = prefix + "." + k
+			}
+			walk(name, val)
+		}
+	}
+	walk("", b)
+	return out
+}
+
+func scalar(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, raw) == nil {
+		return c.String()
+	}
+	return string(raw)
+}
+
+func (d *Detail) chartsView() string {
+	s := d.c.Styles
+	switch {
+	case d.idxErr != nil:
+		return s.StatusError.Render(d.idxErr.Error())
+	case d.idx == nil:
+		return s.Muted.Render("Indexing requests … the charts appear when every line is read.")
+	}
+	x := d.idx
+	h := d.bodyHeight()
+	show := func(state string) bool {
+		switch d.req.filter {
+		case runs.Cold, runs.Reused, runs.Unverified:
+			return state == d.req.filter.String()
+		}
+		return true
+	}
+	counts := map[string]int{}
+	for _, st := range states {
+		counts[st] = x.Count(filterOf(st))
+	}
+	yMax := nearest(x.TTFTs, 99.5) * 1.1
+	if len(x.TTFTs) == 0 {
+		for _, p := range x.Points {
+			yMax = max(yMax, p.TTFT)
+		}
+	}
+	avail := max(h-4, 4)
+	hs := max(avail*55/100, 3)
+	hh := max(avail-hs, 3)
+	top := lipgloss.JoinVertical(lipgloss.Left,
+		s.PanelTitle.Render("TTFT (ms) over the run")+"  "+legend(s, counts, show),
+		scatter(x.Points, show, x.Span, yMax, d.width, hs, s),
+	)
+	hi := nearest(x.TTFTs, 99.5)
+	caption := s.PanelTitle.Render("TTFT distribution") + s.Muted.Render(fmt.Sprintf("  n=%d  p50 %s  p90 %s  p99 %s  max %s ms",
+		len(x.TTFTs), axisNumber(nearest(x.TTFTs, 50)), axisNumber(nearest(x.TTFTs, 90)), axisNumber(nearest(x.TTFTs, 99)), axisNumber(nearest(x.TTFTs, 100))))
+	var bottom string
+	if len(x.TTFTs) == 0 {
+		bottom = caption + "\n" + s.Muted.Render("no successful request with a first token")
+	} else {
+		bottom = lipgloss.JoinVertical(lipgloss.Left, caption, histogram(x.TTFTs, hi, d.width, hh, s))
+	}
+	return lipgloss.JoinVertical(lipgloss.Left, top, bottom)
+}
+
+func filterOf(state string) runs.Filter {
+	switch state {
+	case sender.StateCold:
+		return runs.Cold
+	case sender.StateReused:
+		return runs.Reused
+	}
+	return runs.Unverified
+}
+
+func (d *Detail) ShortHelp() []key.Binding {
+	k := d.keys
+	if d.tab == tabSummary {
+		return []key.Binding{k.Next, k.Down, k.Delete, k.Export, k.NewR}
+	}
+	return []key.Binding{k.Next, k.Down, k.Filter, k.Delete, k.Export}
+}
+
+func (d *Detail) FullHelp() [][]key.Binding {
+	k := d.keys
+	return [][]key.Binding{
+		{k.Next, k.Prev, k.Summary, k.Charts, k.Requests, k.Back},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Filter, k.FilterBack, k.Delete, k.Export, k.NewR},
+	}
+}
