@@ -314,6 +314,8 @@ func TestSection(t *testing.T) {
 		Counters: map[string]Delta{
 			"vllm:prefix_cache_hits_total":    {10, 510, 500},
 			"vllm:prefix_cache_queries_total": {0, 600, 600},
+			ttftSum:                           {1, 1.5, 0.5},
+			ttftCount:                         {2, 12, 10},
 		},
 		PrefixCacheHitRate: &rate, Exact: true, Scrapes: 9, FailedScrapes: 1,
 	})
@@ -322,6 +324,7 @@ func TestSection(t *testing.T) {
 	}
 	want := [][2]string{
 		{"Server prefix cache hit rate (%)", "83.33"},
+		{"Server mean TTFT (ms)", "50.00"},
 		{"vllm:prefix_cache_queries_total", "600.00"},
 		{"vllm:prefix_cache_hits_total", "500.00"},
 		{"Scrapes (failed)", "9 (1)"},

@@ -96,7 +96,15 @@ func Section(m ServerMetrics) (title string, rows [][2]string) {
 	} else {
 		rows = append(rows, [2]string{"Server prefix cache hit rate (%)", "n/a"})
 	}
+	sum, ok1 := m.Counters[ttftSum]
+	count, ok2 := m.Counters[ttftCount]
+	if ok1 && ok2 && count.Delta > 0 {
+		rows = append(rows, [2]string{"Server mean TTFT (ms)", fmt2(1000 * sum.Delta / count.Delta)})
+	}
 	for _, k := range Known {
+		if k.Name == ttftSum || k.Name == ttftCount {
+			continue
+		}
 		if d, ok := m.Counters[k.Name]; ok {
 			rows = append(rows, [2]string{k.Name, fmt2(d.Delta)})
 		}
@@ -107,5 +115,10 @@ func Section(m ServerMetrics) (title string, rows [][2]string) {
 	}
 	return title, rows
 }
+
+const (
+	ttftSum   = "vllm:time_to_first_token_seconds_sum"
+	ttftCount = "vllm:time_to_first_token_seconds_count"
+)
 
 func fmt2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
