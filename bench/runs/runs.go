@@ -343,17 +343,29 @@ func parseFolderName(id, workload string) (time.Time, string) {
 	return t, rest
 }
 
-// ErrNotFound is returned by Resolve for a run that does not exist.
+// ErrNotFound is what Resolve's errors are (errors.Is) when the run does
+// not exist.
 var ErrNotFound = errors.New("run not found")
 
+// notFound is a Resolve error: its message names the run, and it is
+// ErrNotFound.
+type notFound struct{ msg string }
+
+func (e *notFound) Error() string        { return e.msg }
+func (e *notFound) Is(target error) bool { return target == ErrNotFound }
+
+func notFoundf(format string, args ...any) error {
+	return &notFound{msg: fmt.Sprintf(format, args...)}
+}
+
 // Resolve finds a run named by id (a folder name in runsDir, or a unique
-// prefix of one) or by path. The error wraps ErrNotFound and names the
-// run.
+// prefix of one) or by path. Its errors name the run and are ErrNotFound.
 func Resolve(runsDir, idOrPath string) (string, error) {
 	if idOrPath == "" {
-		return "", fmt.Errorf("%w: empty run id", ErrNotFound)
+		return "", notFoundf("empty run id")
 	}
-	if !strings.ContainsRune(idOrPath, os.PathSeparator) && !strings.ContainsRune(idOrPath, '/') {
+	isPath := strings.ContainsRune(idOrPath, os.PathSeparator) || strings.ContainsRune(idOrPath, '/')
+	if !isPath {
 		dir := filepath.Join(runsDir, idOrPath)
 		if isRunDir(dir) {
 			return dir, nil
@@ -363,9 +375,9 @@ func Resolve(runsDir, idOrPath string) (string, error) {
 		if isRunDir(idOrPath) {
 			return idOrPath, nil
 		}
-		return "", fmt.Errorf("%w: %s is not a run folder", ErrNotFound, idOrPath)
+		return "", notFoundf("%s is not a run folder (no %s, %s or %s)", idOrPath, record.SummaryFile, record.RequestsFile, record.ConfigFile)
 	}
-	if !strings.ContainsRune(idOrPath, '/') {
+	if !isPath {
 		entries, _ := os.ReadDir(runsDir)
 		var hits []string
 		for _, e := range entries {
@@ -378,10 +390,11 @@ func Resolve(runsDir, idOrPath string) (string, error) {
 			return filepath.Join(runsDir, hits[0]), nil
 		case 0:
 		default:
-			return "", fmt.Errorf("%w: %q is ambiguous in %s (%s)", ErrNotFound, idOrPath, runsDir, strings.Join(hits, ", "))
+			return "", notFoundf("run %q is ambiguous in %s: %s", idOrPath, runsDir, strings.Join(hits, ", "))
 		}
+		return "", notFoundf("no run %q in %s", idOrPath, runsDir)
 	}
-	return "", fmt.Errorf("%w: no run %q in %s", ErrNotFound, idOrPath, runsDir)
+	return "", notFoundf("no run folder %s", idOrPath)
 }
 
 // Delete removes a run folder. It refuses a directory that is not a run

@@ -7,6 +7,7 @@ package results
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -62,7 +63,8 @@ type List struct {
 	keys          listKeys
 
 	all    []runs.Run
-	view   []int // indexes into all: filtered, sorted
+	only   map[string]bool // when set, the runs listed (by folder)
+	view   []int           // indexes into all: filtered, sorted
 	loaded bool
 	err    error
 
@@ -98,6 +100,15 @@ func New(c *common.Common) *List {
 	})
 	l := &List{c: c, keys: k, filter: ti, tbl: tbl, sortCol: 1, desc: true}
 	l.SetSize(c.Width, c.Height)
+	return l
+}
+
+// Only limits the list to the runs in dirs.
+func (l *List) Only(dirs ...string) *List {
+	l.only = map[string]bool{}
+	for _, d := range dirs {
+		l.only[filepath.Clean(d)] = true
+	}
 	return l
 }
 
@@ -277,6 +288,9 @@ func (l *List) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		l.loaded, l.err = true, msg.err
 		l.all = msg.runs
+		if l.only != nil {
+			l.all = slices.DeleteFunc(l.all, func(r runs.Run) bool { return !l.only[filepath.Clean(r.Dir)] })
+		}
 		// Marks of runs that are gone are dropped.
 		l.marks = slices.DeleteFunc(l.marks, func(dir string) bool {
 			return !slices.ContainsFunc(l.all, func(r runs.Run) bool { return r.Dir == dir })

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kvbench/kvbench/app"
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/results"
+
+	// The explorer opens compare through common.NewCompare.
+	_ "github.com/kvbench/kvbench/screens/compare"
+)
+
+func init() { extraCommands = append(extraCommands, NewResultsCommand, NewCompareCommand) }
+
+// addRunsDirFlag adds --runs-dir, defaulting to the record's runs
+// directory.
+func addRunsDirFlag(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, "runs-dir", record.RunsDir(),
+		"the runs directory ($KVBENCH_RUNS_DIR, else $XDG_STATE_HOME/kvbench/runs, else ~/.local/state/kvbench/runs)")
+}
+
+// NewResultsCommand is `kvbench results [RUN_ID...]`.
+func NewResultsCommand() *cobra.Command {
+	var runsDir, format string
+	var noInteractive bool
+	cmd := &cobra.Command{
+		Use:   "results [RUN_ID...]",
+		Short: "Browse past runs: the explorer on a terminal, a table or JSON otherwise",
+		Long: `Browse past runs in the runs directory.
+
+On a terminal this opens the results explorer (one RUN_ID opens that run).
+With --no-interactive, or without a terminal, the runs are printed as a
+table, or with --format json as a JSON array. A run folder without a
+summary (the process crashed or was killed) is listed as incomplete,
+summarised from the requests it recorded.`,
+		Example: `  kvbench results
+  kvbench results --no-interactive
+  kvbench results --format json | jq '.[] | select(.complete) | .mean_ttft_ms'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return Usagef("--format: invalid value %q (want text or json)", format)
+			}
+			var dirs []string
+			for _, a := range args {
+				dir, err := runs.Resolve(runsDir, a)
+				if err != nil {
+					return resUsage(err)
+				}
+				dirs = append(dirs, dir)
+			}
+			if !noInteractive && format == "text" && IsTTY() {
+				return exitCode(app.RunScreen(cmd.Context(), func(c *common.Common) common.Screen {
+					c.RunsDir = runsDir
+					if len(dirs) == 1 {
+						return results.NewDetail(c, dirs[0])
+					}
+					l := results.New(c)
+					if len(dirs) > 1 {
+						l.Only(dirs...)
+					}
+					return l
+				}))
+			}
+			var list []runs.Run
+			if len(dirs) > 0 {
+				for _, d := range dirs {
+					r, err := runs.Read(d)
+					if err != nil {
+						return err
+					}
+					list = append(list, *r)
+				}
+			} else {
+				var err error
+				if list, err = runs.List(runsDir); err != nil {
+					return err
+				}
+			}
+			if format == "json" {
+				return WriteRunsJSON(cmd.OutOrStdout(), list)
+			}
+			return WriteRunsTable(cmd.OutOrStdout(), list)
+		},
+	}
+	addRunsDirFlag(cmd, &runsDir)
+	cmd.Flags().BoolVar(&noInteractive, "no-interactive", false, "print the runs instead of opening the explorer")
+	cmd.Flags().StringVar(&format, "format", "text", "text or json (json implies --no-interactive)")
+	return cmd
+}
+
+// resUsage turns a run that cannot be found into a usage error (exit 2).
+func resUsage(err error) error {
+	if errors.Is(err, runs.ErrNotFound) {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
+// runJSON is one run of `kvbench results --format json`, the keys of
+// spec/cli.md in order. Unknown values are null.
+type runJSON struct {
+	ID               string   `json:"id"`
+	Name             *string  `json:"name"`
+	Workload         *string  `json:"workload"`
+	Model            *string  `json:"model"`
+	EngineURL        *string  `json:"engine_url"`
+	StartedAt        *string  `json:"started_at"`
+	TotalRequests    int      `json:"total_requests"`
+	FailedRequests   int      `json:"failed_requests"`
+	MeanTTFTms       float64  `json:"mean_ttft_ms"`
+	P99TTFTms        float64  `json:"p99_ttft_ms"`
+	OutputThroughput float64  `json:"output_throughput"`
+	HitRatio         *float64 `json:"hit_ratio"`
+	Interrupted      bool     `json:"interrupted"`
+	Complete         bool     `json:"complete"`
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// WriteRunsJSON prints the runs as a JSON array (an empty array when
+// there are none), two-space indented.
+func WriteRunsJSON(w io.Writer, list []runs.Run) error {
+	out := make([]runJSON, 0, len(list))
+	for _, r := range list {
+		j := runJSON{
+			ID: r.ID, Name: nullable(r.Name), Workload: nullable(r.Workload), Model: nullable(r.Model),
+			EngineURL: nullable(r.EngineURL), TotalRequests: r.TotalRequests, FailedRequests: r.FailedRequests,
+			MeanTTFTms: r.MeanTTFTms, P99TTFTms: r.P99TTFTms, OutputThroughput: r.OutputThroughput,
+			HitRatio: r.HitRatio, Interrupted: r.Interrupted, Complete: r.Complete,
+		}
+		if !r.StartedAt.IsZero() {
+			j.StartedAt = nullable(r.StartedAt.UTC().Format(time.RFC3339))
+		}
+		out = append(out, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// WriteRunsTable prints the runs as a plain table, newest first.
+func WriteRunsTable(w io.Writer, list []runs.Run) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "no runs")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tNAME\tWORKLOAD\tMODEL\tENGINE\tOK/FAIL\tMEAN TTFT MS\tP99 TTFT MS\tOUT TOK/S\tHIT %\tSTATUS")
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	for _, r := range list {
+		started := "-"
+		if !r.StartedAt.IsZero() {
+			started = r.StartedAt.Local().Format("2006-01-02 15:04")
+		}
+		hit := "-"
+		if r.HitRatio != nil {
+			hit = fmt.Sprintf("%.1f", *r.HitRatio*100)
+		}
+		status := string(r.Status())
+		if r.Corrupt > 0 {
+			status += fmt.Sprintf(" (%d unreadable line(s))", r.Corrupt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%.2f\t%s\t%s\n",
+			r.ID, started, dash(r.Name), dash(r.Workload), dash(r.Model), dash(r.EngineHost()),
+			r.TotalRequests-r.FailedRequests, r.FailedRequests, r.MeanTTFTms, r.P99TTFTms, r.OutputThroughput, hit,
+			strings.TrimSpace(status))
+	}
+	return tw.Flush()
+}
