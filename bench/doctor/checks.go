@@ -391,7 +391,7 @@ func (d *doctor) scrapeMetrics(ctx context.Context) {
 	if d.metricsURL == "" || (d.unreachable != "" && d.o.MetricsURL == "") {
 		return
 	}
-	d.metricsAuth = d.base != "" && sameHost(d.base, d.metricsURL)
+	d.metricsAuth = d.base != "" && metrics.SameHost(d.base, d.metricsURL)
 	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 	defer cancel()
 	all, err := metrics.ScrapeAuth(ctx, d.hc, d.metricsURL, d.metricsKey())

@@ -228,11 +228,3 @@ func firstNonEmpty(s ...string) string {
 	}
 	return ""
 }
-
-// sameHost reports whether two URLs name the same scheme and host, i.e.
-// whether the engine's key may be sent to b.
-func sameHost(a, b string) bool {
-	ua, err1 := url.Parse(a)
-	ub, err2 := url.Parse(b)
-	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host)
-}

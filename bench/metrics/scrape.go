@@ -136,6 +136,14 @@ func NormalizeURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
+// SameHost reports whether two URLs have the same scheme and host, i.e.
+// whether the engine's API key may be sent to the metrics endpoint.
+func SameHost(engineURL, metricsURL string) bool {
+	a, err1 := url.Parse(engineURL)
+	b, err2 := url.Parse(metricsURL)
+	return err1 == nil && err2 == nil && a.Host != "" && a.Scheme == b.Scheme && strings.EqualFold(a.Host, b.Host)
+}
+
 // Redact hides a password in a URL, and any query string (metrics
 // endpoints are sometimes protected by a token parameter).
 func Redact(raw string) string {

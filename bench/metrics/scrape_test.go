@@ -180,3 +180,21 @@ func TestDefaultAndNormalizeURL(t *testing.T) {
 		}
 	}
 }
+
+func TestSameHost(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"http://h:8000/v1", "http://h:8000/metrics", true},
+		{"http://H:8000/v1", "http://h:8000/metrics", true},
+		{"http://h:8000/v1", "http://h:9000/metrics", false},
+		{"http://h:8000/v1", "https://h:8000/metrics", false},
+		{"http://h:8000/v1", "http://other:8000/metrics", false},
+		{"", "http://h/metrics", false},
+	} {
+		if got := SameHost(tc.a, tc.b); got != tc.want {
+			t.Errorf("SameHost(%q, %q) = %v", tc.a, tc.b, got)
+		}
+	}
+}
