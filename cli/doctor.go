@@ -60,13 +60,13 @@ flags. Exit status 0 when no check failed, 1 otherwise.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.engineURL, "engine-url", "", "engine base URL (/v1 is added); `builtin` checks the built-in simulated engine")
-	fs.StringVar(&f.model, "model", "", "model to check (default: the first id of GET /v1/models)")
-	fs.StringVar(&f.servedModel, "served-model-name", "", "the model field sent, when the engine serves an alias")
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "environment variable holding the bearer key")
-	fs.StringVar(&f.lmcacheURL, "lmcache-url", "", "LMCache server to check the tokens-per-GB lookup against")
-	fs.StringVar(&f.metricsURL, "metrics-url", "", "Prometheus endpoint (default: {engine}/metrics)")
-	fs.StringVar(&f.format, "format", "text", "output: text or json")
+	fs.StringVar(&f.engineURL, "engine-url", "", "engine base `URL` (/v1 is added); builtin checks the built-in simulated engine")
+	fs.StringVar(&f.model, "model", "", "`NAME` of the model to check (default: the first id of GET /v1/models)")
+	fs.StringVar(&f.servedModel, "served-model-name", "", "`NAME` sent as the model field, when the engine serves an alias")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "environment variable (`NAME`) holding the bearer key")
+	fs.StringVar(&f.lmcacheURL, "lmcache-url", "", "LMCache server (`URL`) to check the tokens-per-GB lookup against")
+	fs.StringVar(&f.metricsURL, "metrics-url", "", "Prometheus endpoint `URL` (default: {engine}/metrics)")
+	fs.StringVar(&f.format, "format", "text", "output `FORMAT`: text or json")
 	return cmd
 }
 

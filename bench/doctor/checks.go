@@ -17,8 +17,8 @@ import (
 
 const maxBody = 16 << 20
 
-// get sends one GET or POST to the engine (bounded by the check timeout)
-// and returns the status, the Server header and the body.
+// call sends one GET or POST to the engine (bounded by the check timeout)
+// and returns the status, the headers and the body.
 func (d *doctor) call(ctx context.Context, method, url string, body []byte) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 	defer cancel()
