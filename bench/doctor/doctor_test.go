@@ -184,6 +184,7 @@ type fakeEngine struct {
 	metrics     string // body of /metrics; "" is 404
 	wantKey     string // non-empty: 401 without this bearer key
 	noTokenIDs  bool   // /v1/completions refuses token-id prompts
+	template    int    // tokens of a chat template start cached even on a new prompt
 
 	mu      sync.Mutex
 	seen    map[string]bool
@@ -245,7 +246,7 @@ func (f *fakeEngine) generate(w http.ResponseWriter, r *http.Request) {
 	warm := f.seen[key]
 	f.seen[key] = true
 	f.mu.Unlock()
-	cached := 0
+	cached := f.template
 	if warm && !f.noCache {
 		cached = 64
 	}
@@ -264,6 +265,27 @@ func (f *fakeEngine) generate(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":80,\"completion_tokens\":1,\"total_tokens\":81%s}}\n\n", details)
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func TestSimulatorReasoning(t *testing.T) {
+	url := startSim(t, func(c *sim.Config) { c.ReasoningTokens = 3 })
+	r := Run(context.Background(), Options{EngineURL: url, Timeout: 10 * time.Second})
+	c := byID(r)[IDReasoning]
+	if c.Status != Info || !strings.Contains(c.Message, "delta.reasoning_content") || !strings.Contains(c.Hint, "enable_thinking") {
+		t.Errorf("reasoning = %+v", c)
+	}
+	if r.Failed() {
+		t.Errorf("reasoning fails nothing:\n%s", dump(r))
+	}
+}
+
+func TestTemplatePrefixCachedOnAUniquePrompt(t *testing.T) {
+	f := &fakeEngine{llamaModels: true, template: 8}
+	r := Run(context.Background(), Options{EngineURL: f.start(t), Timeout: 5 * time.Second})
+	c := byID(r)[IDCachedTokens]
+	if c.Status != Warn || !strings.Contains(c.Message, "8 of 80") || !strings.Contains(c.Hint, "--endpoint completions") {
+		t.Errorf("cached_tokens = %+v", c)
+	}
 }
 
 func TestEngineWithoutUsage(t *testing.T) {
