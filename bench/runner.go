@@ -332,10 +332,15 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	}
 
 	if r.metricsURL != "" {
+		key := ""
+		if metrics.SameHost(r.prep.EngineURL, r.metricsURL) {
+			key = r.prep.apiKey // llama.cpp's --api-key guards /metrics too
+		}
 		r.sampler = metrics.Start(context.Background(), metrics.SamplerOptions{
-			URL:  r.metricsURL,
-			Out:  r.metricsFile,
-			Logf: func(f string, a ...any) { r.logf(true, f, a...) },
+			URL:    r.metricsURL,
+			APIKey: key,
+			Out:    r.metricsFile,
+			Logf:   func(f string, a ...any) { r.logf(true, f, a...) },
 		})
 	}
 	monitorDone := make(chan struct{})
