@@ -125,7 +125,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
 		m.resize()
-		return m, nil
+		// Screens size themselves in SetSize; the embedded components
+		// that expect a size message (huh redraws its groups on one) get
+		// the content area's.
+		w, h := m.contentSize()
+		return m, m.broadcast(tea.WindowSizeMsg{Width: w, Height: h})
 
 	case tea.KeyMsg:
 		return m.handleKey(msg)
@@ -286,6 +290,12 @@ func (m *model) View() string {
 	if m.quitting {
 		return ""
 	}
+	return m.render()
+}
+
+// render draws the top screen with the chrome, exactly the terminal's
+// size.
+func (m *model) render() string {
 	w, h := m.contentSize()
 	body := m.top().View()
 	if o, ok := m.top().(overlay); ok && o.Overlay() && len(m.stack) > 1 {

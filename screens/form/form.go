@@ -193,7 +193,7 @@ func (m *Model) build() {
 	// Engine.
 	urlInput := huh.NewInput().Key("engine_url").Title("--engine-url").
 		Description("engine base URL; `builtin` starts the simulated engine in-process (ctrl+e takes the suggestion)").
-		Suggestions([]string{"builtin", "http://localhost:8000"}).Placeholder("builtin").
+		Suggestions([]string{"builtin", "http://localhost:8000"}).Placeholder("builtin or http://host:8000").
 		Value(&m.engineURL).Validate(checkEngineURL)
 	if m.guided {
 		if m.askURL {
@@ -652,10 +652,12 @@ func (m *Model) actionsView() string {
 	st := m.c.Styles
 	var b []string
 	for i, a := range actions {
-		label := " " + a.label + " "
+		// Brackets mark the choice without colour too (NO_COLOR).
+		label := "  " + a.label + "  "
 		style := st.Muted
 		if i == m.action {
-			style = st.Selected.Reverse(true)
+			label = "[ " + a.label + " ]"
+			style = st.Selected
 		}
 		if i == 0 && m.cfgErr != nil {
 			style = style.Strikethrough(true)

@@ -362,9 +362,13 @@ func (m *Model) View() string {
 	case len(m.profiles) == 0:
 		line("  " + st.Muted.Render("none yet: save one from the form's summary"))
 	}
+	profW := 0
+	for _, p := range m.profiles {
+		profW = max(profW, len(p.Name))
+	}
 	for i, p := range m.profiles {
 		it := item{itemProfile, i}
-		name := p.Name
+		name := fmt.Sprintf("%-*s", profW, p.Name)
 		if it == sel {
 			name = st.Selected.Render(name)
 		}
@@ -385,7 +389,7 @@ func (m *Model) View() string {
 	case len(m.runs) == 0:
 		line("  " + st.Muted.Render("no run yet"))
 	default:
-		line("  " + st.Muted.Render(fmt.Sprintf("%-16s  %-20s %11s %8s %10s", "started", "workload", "mean TTFT", "hit", "ok/failed")))
+		line("  " + st.Muted.Render(fmt.Sprintf("%-16s  %-20s %11s %8s %9s", "started", "workload", "mean TTFT", "hit", "ok/failed")))
 	}
 	for i, r := range m.runs {
 		it := item{itemRun, i}
@@ -405,24 +409,32 @@ func (m *Model) runLine(r Run, selected bool) string {
 		wl += " " + r.Name
 	}
 	wl = ansi.Truncate(wl, 20, "…")
+	started, wl = pad(started, 16), pad(wl, 20)
 	if !r.Complete {
-		s := fmt.Sprintf("%-16s  %-20s %s", started, wl, "incomplete (no summary)")
-		return st.Warn.Render(s)
+		return st.Warn.Render(started + "  " + wl + " incomplete (no summary)")
 	}
 	hit := "n/a"
 	if r.HitRatio != nil {
 		hit = fmt.Sprintf("%.1f %%", *r.HitRatio*100)
 	}
 	counts := fmt.Sprintf("%d/%d", r.OK, r.Failed)
-	s := fmt.Sprintf("%-16s  %-20s %8.1f ms %8s %10s", started, wl, r.MeanTTFTms, hit, counts)
+	s := started + "  " + wl + fmt.Sprintf(" %8.1f ms %8s %9s", r.MeanTTFTms, hit, counts)
 	if selected {
 		s = st.Selected.Render(s)
 	}
 	switch {
 	case r.Interrupted:
-		s += st.Warn.Render(" interrupted")
+		s += st.Warn.Render(" stopped")
 	case r.Failed > 0:
 		s += st.Error.Render(" failed")
 	}
 	return lipgloss.NewStyle().Render(s)
+}
+
+// pad fills s with spaces to n cells (fmt pads by bytes).
+func pad(s string, n int) string {
+	if w := ansi.StringWidth(s); w < n {
+		return s + strings.Repeat(" ", n-w)
+	}
+	return s
 }

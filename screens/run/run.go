@@ -738,3 +738,15 @@ func fmtDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%02d:%02d", mnt, sec)
 }
+
+// Feed applies events and a snapshot at once, as the event stream and the
+// poll would: it lets tests and replays put the screen in a known state
+// without a program.
+func (m *Model) Feed(snap bench.Snapshot, events ...bench.Event) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, e := range events {
+		cmds = append(cmds, m.onEvent(e))
+	}
+	m.setSnapshot(snap)
+	return tea.Batch(cmds...)
+}
