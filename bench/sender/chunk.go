@@ -58,6 +58,23 @@ type chunk struct {
 	// isError: a non-null top-level "error", or vLLM's `"object": "error"`.
 	isError        bool
 	errKey, objErr bool
+
+	// Shape counters that decide whether the chunk can serve as a
+	// template (see stream.fastChunk): how many choices arrays, choices,
+	// deltas, content-source keys (delta.content, text) and reasoning
+	// keys it had, and where the last content string lies.
+	nChoicesKeys, nChoices, nDeltas, nSrcKeys, nReasonKeys int
+	srcStr                                                 bool
+	srcStart, srcEnd                                       int
+}
+
+// templateOK reports whether the chunk's only text is one content string
+// and it carries nothing else the record reads, so that a later chunk
+// identical but for that string's value decodes the same but for it.
+func (c *chunk) templateOK() bool {
+	return c.nChoicesKeys == 1 && c.nChoices == 1 && c.nDeltas <= 1 && c.nSrcKeys == 1 && c.srcStr &&
+		c.nReasonKeys == 0 && !c.hasFinish && !c.hasUsage && !c.hasTimings && !c.hasTokenSHA && !c.isError &&
+		!c.errKey && !c.objErr
 }
 
 // parseChunk decodes the fields kvbench needs from one event's data and
@@ -68,6 +85,7 @@ func parseChunk(s *scanner, c *chunk, data []byte) bool {
 	s.reset(data)
 	c.choice, c.hasFinish, c.hasUsage, c.hasTimings, c.hasTokenSHA = false, false, false, false, false
 	c.isError, c.errKey, c.objErr = false, false, false
+	c.nChoicesKeys, c.nChoices, c.nDeltas, c.nSrcKeys, c.nReasonKeys, c.srcStr = 0, 0, 0, 0, 0, false
 	c.content, c.reasoning, c.reasoningField = c.content[:0], c.reasoning[:0], ""
 	if s.peek() != '{' {
 		return false
@@ -83,6 +101,7 @@ func parseChunk(s *scanner, c *chunk, data []byte) bool {
 		}
 		switch string(k) {
 		case "choices":
+			c.nChoicesKeys++
 			ok = parseChoices(s, c)
 		case "usage":
 			ok = parseUsage(s, c)
@@ -130,6 +149,7 @@ func parseChoices(s *scanner, c *chunk) bool {
 	}
 	for !empty {
 		c.choice = true
+		c.nChoices++
 		if s.peek() == '{' {
 			ok = parseChoice(s, c)
 		} else {
@@ -161,6 +181,7 @@ func parseChoice(s *scanner, c *chunk) bool {
 		}
 		switch string(k) {
 		case "delta":
+			c.nDeltas++
 			c.content, c.reasoning, c.reasoningField = c.content[:cm], c.reasoning[:rm], field
 			if s.peek() == '{' {
 				ok = parseDelta(s, c)
@@ -169,8 +190,12 @@ func parseChoice(s *scanner, c *chunk) bool {
 			}
 		case "text":
 			c.text = c.text[:0]
-			if s.peek() == '"' {
+			c.nSrcKeys++
+			c.srcStr = s.peek() == '"'
+			if c.srcStr {
+				c.srcStart = s.i + 1
 				c.text, ok = s.appendStr(c.text)
+				c.srcEnd = s.i - 1
 			} else {
 				ok = s.skip()
 			}
@@ -214,12 +239,17 @@ func parseDelta(s *scanner, c *chunk) bool {
 		switch string(k) {
 		case "content":
 			c.content = c.content[:cm]
-			if s.peek() == '"' {
+			c.nSrcKeys++
+			c.srcStr = s.peek() == '"'
+			if c.srcStr {
+				c.srcStart = s.i + 1
 				c.content, ok = s.appendStr(c.content)
+				c.srcEnd = s.i - 1
 			} else {
 				ok = s.skip()
 			}
 		case "reasoning_content":
+			c.nReasonKeys++
 			c.reasoning = c.reasoning[:mark]
 			if s.peek() == '"' {
 				c.reasoning, ok = s.appendStr(c.reasoning)
@@ -227,6 +257,7 @@ func parseDelta(s *scanner, c *chunk) bool {
 				ok = s.skip()
 			}
 		case "reasoning":
+			c.nReasonKeys++
 			c.alt = c.alt[:0]
 			if s.peek() == '"' {
 				c.alt, ok = s.appendStr(c.alt[:0])

@@ -105,7 +105,9 @@ func checkInvariants(t *testing.T, r Result) {
 }
 
 // FuzzChunkJSON checks the chunk scanner against encoding/json: a data
-// line is invalid_json exactly when it is not a valid JSON object.
+// line is invalid_json exactly when it is not a valid JSON object. Each
+// input is tried alone, after a template chunk, and spliced into the
+// template's content string (the fast path).
 func FuzzChunkJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"choices":[{"delta":{"content":"hi"}}]}`, `{"a":[1,2.5e3,-0,true,false,null,"x\u00e9"]}`,
@@ -123,11 +125,39 @@ func FuzzChunkJSON(f *testing.F) {
 		if len(trimmed) == 0 || string(trimmed) == "[DONE]" {
 			return
 		}
-		stream := "data: " + string(x) + "\n\n" + usageChunk(1, 0, 1) + doneEvent
-		r := Measure(bytes.NewReader([]byte(stream)), &Request{}, testSubmit, fixedClock, 0)
-		object := json.Valid(x) && trimmed[0] == '{'
-		if got := errCode(r) == ErrInvalidJSON; got == object {
-			t.Fatalf("%q: invalid_json %v, encoding/json says valid object %v", x, got, object)
+		check := func(lead string, doc []byte) Result {
+			stream := lead + "data: " + string(doc) + "\n\n" + usageChunk(1, 0, 1) + doneEvent
+			r := Measure(bytes.NewReader([]byte(stream)), &Request{}, testSubmit, fixedClock, 0)
+			tr := bytes.TrimSpace(doc)
+			object := json.Valid(doc) && len(tr) > 0 && tr[0] == '{'
+			if got := errCode(r) == ErrInvalidJSON; got == object {
+				t.Fatalf("%q after %q: invalid_json %v, encoding/json says valid object %v", doc, lead, got, object)
+			}
+			return r
+		}
+		check("", x)
+		check(templateChunk, x)
+		spliced := []byte(templatePrefix + string(x) + templateSuffix)
+		r := check(templateChunk, spliced)
+		if json.Valid(spliced) && bytes.IndexByte(x, '"') < 0 {
+			var doc struct {
+				Choices []struct {
+					Delta struct {
+						Content string `json:"content"`
+					} `json:"delta"`
+				} `json:"choices"`
+			}
+			json.Unmarshal(spliced, &doc)
+			want := outputSHA("t"+doc.Choices[0].Delta.Content, "")
+			if r.OutputSHA256 == nil || *r.OutputSHA256 != want {
+				t.Fatalf("%q: spliced content decoded differently from encoding/json", x)
+			}
 		}
 	})
 }
+
+const (
+	templatePrefix = `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`
+	templateSuffix = `"},"logprobs":null,"finish_reason":null}]}`
+	templateChunk  = "data: " + templatePrefix + "t" + templateSuffix + "\n\n"
+)

@@ -720,3 +720,80 @@ func TestRepeatedKeysLastWins(t *testing.T) {
 		t.Errorf("a usage overridden by null in the same chunk still counted")
 	}
 }
+
+func TestTemplateFastPath(t *testing.T) {
+	// Chunks that repeat the previous one byte for byte but for the
+	// content string take the fast path; anything else a full parse. The
+	// results must not tell them apart.
+	pre := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`
+	suf := `"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
+	s := roleChunk +
+		pre + `a` + suf +
+		pre + `b\u00e9\n\ud83d\ude00` + suf + // escapes in the fast path
+		pre + "r\xffaw" + suf + // invalid UTF-8 in the fast path
+		pre + `c` + strings.Replace(suf, `"finish_reason":null`, `"finish_reason":"stop"`, 1) + // other suffix
+		pre + `x","content":"d` + suf + // a second content key: last wins
+		pre + `e` + `"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":9,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":3}}}` + "\n\n" +
+		pre + `` + suf + // empty content: no chunk
+		pre + `f` + suf +
+		doneEvent
+	r := measureString(s)
+	if errCode(r) != "" || !r.Complete {
+		t.Fatalf("%q %v", errCode(r), r.ErrorDetail)
+	}
+	if want := outputSHA("abé\n😀r\uFFFDawcdef", ""); *r.OutputSHA256 != want {
+		t.Errorf("hash mismatch")
+	}
+	if r.Chunks != 7 || intp(r.CompletionTokens) != "7" || r.CacheState != StateReused || r.FinishReason == nil || *r.FinishReason != "stop" {
+		t.Errorf("chunks %d completion %s state %s finish %v", r.Chunks, intp(r.CompletionTokens), r.CacheState, r.FinishReason)
+	}
+	// Invalid strings after a template are still caught.
+	for _, bad := range []string{"tab\there", `bad\q`, `unterminated`} {
+		body := roleChunk + pre + "ok" + suf + pre + bad
+		if bad != "unterminated" {
+			body += suf
+		} else {
+			body += "\n\n"
+		}
+		body += usageChunk(1, 0, 1) + doneEvent
+		if r := measureString(body); errCode(r) != ErrInvalidJSON {
+			t.Errorf("%q after a template: %q", bad, errCode(r))
+		}
+	}
+	// A content string that a later member overrides is no template: the
+	// same shape with another value must still decode to nothing.
+	for name, shape := range map[string][2]string{
+		"later delta":   {`data: {"choices":[{"delta":{"content":"`, `"},"delta":{"role":"assistant"}}]}` + "\n\n"},
+		"later choices": {`data: {"choices":[{"delta":{"content":"`, `"}}],"choices":[]}` + "\n\n"},
+		"later null":    {`data: {"choices":[{"delta":{"content":"`, `","content":null}}]}` + "\n\n"},
+	} {
+		r := measureString(roleChunk + shape[0] + "a" + shape[1] + shape[0] + "b" + shape[1] + usageChunk(1, 0, 1) + doneEvent)
+		if r.Chunks != 0 || r.OutputSHA256 != nil || errCode(r) != "" {
+			t.Errorf("%s: chunks %d hash %v error %q", name, r.Chunks, r.OutputSHA256, errCode(r))
+		}
+	}
+	// Two content sources in one choice: the template must not keep only
+	// the last.
+	two := [2]string{`data: {"choices":[{"delta":{"content":"p"},"text":"`, `"}]}` + "\n\n"}
+	r = measureString(roleChunk + two[0] + "a" + two[1] + two[0] + "b" + two[1] + usageChunk(1, 0, 2) + doneEvent)
+	if r.Chunks != 2 || r.OutputSHA256 == nil || *r.OutputSHA256 != outputSHA("papb", "") {
+		t.Errorf("content and text in one choice: chunks %d", r.Chunks)
+	}
+	// Reasoning beside the content string is not dropped either.
+	rc := [2]string{`data: {"choices":[{"delta":{"reasoning_content":"r","content":"`, `"}}]}` + "\n\n"}
+	r = measureString(roleChunk + rc[0] + "a" + rc[1] + rc[0] + "b" + rc[1] + usageChunk(1, 0, 2) + doneEvent)
+	if r.Chunks != 2 || r.OutputSHA256 == nil || *r.OutputSHA256 != outputSHA("ab", "rr") {
+		t.Errorf("reasoning beside content: chunks %d", r.Chunks)
+	}
+	// Completions text chunks use the template too.
+	tp := `data: {"id":"x","object":"text_completion","choices":[{"text":"`
+	ts := `","index":0,"logprobs":null,"finish_reason":null}]}` + "\n\n"
+	r = measureString(tp + "one" + ts + tp + " two" + ts + tp + `" three` + ts + usageChunk(1, 0, 3) + doneEvent)
+	if errCode(r) != ErrInvalidJSON {
+		t.Errorf("a stray quote in a templated text chunk: %q", errCode(r))
+	}
+	r = measureString(tp + "one" + ts + tp + " two" + ts + usageChunk(1, 0, 2) + doneEvent)
+	if r.Chunks != 2 || *r.OutputSHA256 != outputSHA("one two", "") {
+		t.Errorf("completions template: chunks %d", r.Chunks)
+	}
+}

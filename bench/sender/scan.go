@@ -1,6 +1,7 @@
 package sender
 
 import (
+	"encoding/binary"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -53,18 +54,25 @@ func (s *scanner) reset(b []byte) {
 }
 
 func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+	i := s.i
+	for i < len(s.b) && s.b[i] <= ' ' {
+		switch s.b[i] {
 		case ' ', '\t', '\n', '\r':
-			s.i++
+			i++
 		default:
+			s.i = i
 			return
 		}
 	}
+	s.i = i
 }
 
-// peek skips whitespace and returns the next byte, 0 at the end.
+// peek skips whitespace and returns the next byte, 0 at the end. Engines
+// send compact JSON, so the first test nearly always settles it.
 func (s *scanner) peek() byte {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return s.b[s.i]
+	}
 	s.ws()
 	if s.i < len(s.b) {
 		return s.b[s.i]
@@ -79,6 +87,15 @@ func (s *scanner) str() (raw []byte, flags uint8, ok bool) {
 	i := s.i + 1
 	start := i
 	for {
+		// Eight bytes at a time while none is a quote, a backslash, a
+		// control character or non-ASCII.
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if special8(x) != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(b) && strClass[b[i]] == sPlain {
 			i++
 		}
@@ -112,6 +129,20 @@ func (s *scanner) str() (raw []byte, flags uint8, ok bool) {
 			i++
 		}
 	}
+}
+
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// special8 is non-zero when one of the eight bytes of x is '"', '\\',
+// below 0x20 or above 0x7f (the classic has-zero-byte and has-less-than
+// word tricks; exact, without false positives, when only zero is asked).
+func special8(x uint64) uint64 {
+	q := x ^ (lsb8 * '"')
+	bs := x ^ (lsb8 * '\\')
+	return ((q-lsb8) & ^q | (bs-lsb8) & ^bs | (x-lsb8*0x20) & ^x | x) & msb8
 }
 
 // appendStr reads a string and appends its decoded value to dst.

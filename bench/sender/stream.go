@@ -67,6 +67,13 @@ type stream struct {
 	sc scanner
 	ch chunk
 
+	// tmpl is the last chunk that can serve as a template: a chunk equal
+	// to it outside the bytes tmpl[tmplStart:tmplEnd] (one content
+	// string's value) needs only that string scanned.
+	tmpl               []byte
+	tmplStart, tmplEnd int
+	tmplOK             bool
+
 	// Outcome.
 	done       bool
 	seen       bool // a choice or usage chunk arrived
@@ -112,6 +119,7 @@ func getStream(submit time.Time, now func() time.Time, maxLine int, keepText boo
 	s.submit, s.now, s.maxLine, s.keepText, s.lastRead = submit, now, maxLine, keepText, nil
 	s.r, s.w, s.skipLF, s.started, s.readAt = 0, 0, false, false, time.Time{}
 	s.ev, s.evData, s.evError = s.ev[:0], false, false
+	s.tmplOK = false
 	s.done, s.seen, s.complete, s.errCode, s.errDetail = false, false, false, "", ""
 	s.finish, s.first, s.hasFirst, s.chunks = time.Time{}, time.Time{}, false, 0
 	s.arrivals, s.gaps = s.arrivals[:0], s.gaps[:0]
@@ -128,6 +136,9 @@ func putStream(s *stream) {
 	}
 	if cap(s.ev) > maxPooledBuf {
 		s.ev = nil
+	}
+	if cap(s.tmpl) > maxPooledBuf {
+		s.tmpl = nil
 	}
 	if cap(s.text) > maxPooledBuf {
 		s.text = nil
@@ -303,26 +314,34 @@ func (s *stream) dispatch(lenient bool) {
 		s.fail(ErrStreamError, errorDetail(data, "event: error"), s.readAt)
 		return
 	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return
-	}
-	if string(trimmed) == "[DONE]" {
-		if !s.seen {
-			s.fail(ErrIncomplete, "[DONE] before any choice or usage chunk", s.readAt)
+	if data[0] != '{' {
+		trimmed := bytes.TrimSpace(data)
+		if len(trimmed) == 0 {
 			return
 		}
-		s.complete = true
-		s.finish = s.readAt
-		s.done = true
-		return
+		if string(trimmed) == "[DONE]" {
+			if !s.seen {
+				s.fail(ErrIncomplete, "[DONE] before any choice or usage chunk", s.readAt)
+				return
+			}
+			s.complete = true
+			s.finish = s.readAt
+			s.done = true
+			return
+		}
 	}
 	c := &s.ch
-	if !parseChunk(&s.sc, c, data) {
-		if !lenient {
-			s.fail(ErrInvalidJSON, "malformed JSON chunk: "+oneLine(string(data), maxDetailLen), s.readAt)
+	if !s.fastChunk(data) {
+		if !parseChunk(&s.sc, c, data) {
+			if !lenient {
+				s.fail(ErrInvalidJSON, "malformed JSON chunk: "+oneLine(string(data), maxDetailLen), s.readAt)
+			}
+			return
 		}
-		return
+		if s.tmplOK = c.templateOK(); s.tmplOK {
+			s.tmpl = append(s.tmpl[:0], data...)
+			s.tmplStart, s.tmplEnd = c.srcStart, c.srcEnd
+		}
 	}
 	if c.isError {
 		s.fail(ErrStreamError, errorDetail(data, "error in stream"), s.readAt)
@@ -365,6 +384,34 @@ func (s *stream) dispatch(lenient bool) {
 			s.reasonFld = c.reasoningField
 		}
 	}
+}
+
+// fastChunk decodes a chunk that equals the template outside its content
+// string: engines repeat every byte of a chunk but the text (vLLM, SGLang,
+// llama.cpp all do), so the common chunk costs two comparisons and one
+// string scan. The result is exact: the template was valid JSON and
+// replacing one string token by another valid string token keeps it
+// valid with the same structure.
+func (s *stream) fastChunk(data []byte) bool {
+	if !s.tmplOK {
+		return false
+	}
+	prefix, suffix := s.tmpl[:s.tmplStart], s.tmpl[s.tmplEnd:]
+	if len(data) < len(prefix)+len(suffix) || !bytes.Equal(data[:len(prefix)], prefix) {
+		return false
+	}
+	sc := &s.sc
+	sc.reset(data)
+	sc.i = len(prefix) - 1 // the opening quote
+	raw, flags, ok := sc.str()
+	if !ok || !bytes.Equal(data[sc.i-1:], suffix) {
+		return false
+	}
+	c := &s.ch
+	c.choice, c.hasFinish, c.hasUsage, c.hasTimings, c.hasTokenSHA, c.isError = true, false, false, false, false, false
+	c.reasoning, c.reasoningField = c.reasoning[:0], ""
+	c.content = appendDecoded(c.content[:0], raw, flags)
+	return true
 }
 
 // eof ends the stream at the end of the body.
