@@ -130,18 +130,6 @@ func (x *Index) Select(f Filter) []int32 {
 	return out
 }
 
-// indexLine is the part of a line the index needs; decoding only these
-// fields is several times cheaper than a whole sender.Result.
-type indexLine struct {
-	RequestID  string   `json:"request_id"`
-	Phase      string   `json:"phase"`
-	Successful bool     `json:"successful"`
-	SubmitTime float64  `json:"submit_time"`
-	FinishTime float64  `json:"finish_time"`
-	TTFT       *float64 `json:"ttft_s"`
-	CacheState string   `json:"cache_state"`
-}
-
 // BuildIndex scans dir's requests.jsonl once. A corrupt line is skipped
 // and counted, as record.ReadRequests does. ctx stops a scan nobody waits
 // for any more.
@@ -162,6 +150,8 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 	}
 	var pts []raw
 	first, last := 0.0, 0.0
+	var l indexLine
+	var ttft float64
 	for n := 0; ; n++ {
 		if n&4095 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -183,8 +173,7 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 		off += int64(len(line))
 		body := bytes.TrimRight(line, "\r\n")
 		if t := bytes.TrimSpace(body); len(t) > 0 {
-			var l indexLine
-			if json.Unmarshal(t, &l) != nil || l.RequestID == "" {
+			if !parseLine(t, &l, &ttft) {
 				x.Corrupt++
 			} else {
 				x.offsets = append(x.offsets, start)
@@ -277,7 +266,11 @@ func (x *Index) Window(lines []int32) ([]sender.Result, error) {
 			return nil, fmt.Errorf("read %s: %w", x.Path, err)
 		}
 		if err := json.Unmarshal(buf, &out[i]); err != nil {
-			return nil, fmt.Errorf("read %s line at byte %d: %w", x.Path, x.offsets[n], err)
+			// The index's scanner checks structure, not every literal: a
+			// line it took that the decoder refuses is shown as such.
+			detail := err.Error()
+			out[i] = sender.Result{RequestID: fmt.Sprintf("(unreadable line at byte %d)", x.offsets[n]),
+				CacheState: sender.StateUnverified, ErrorDetail: &detail}
 		}
 	}
 	return out, nil

@@ -204,10 +204,35 @@ func fromSummary(dir string, s *record.Summary) Run {
 		ExitCode:         s.Run.ExitCode,
 		Complete:         true,
 	}
-	r.Workload = stringField(s.Config, "workload")
-	r.Model = stringField(s.Config, "model")
-	r.EngineURL = stringField(s.Config, "engine_url")
+	c := configIdentity(s.Config)
+	r.Workload, r.Model, r.EngineURL = c.Workload, c.Model, c.EngineURL
 	return r
+}
+
+type identity struct {
+	Workload  string `json:"workload"`
+	Model     string `json:"model"`
+	EngineURL string `json:"engine_url"`
+}
+
+// configIdentity reads the three keys the list shows from a config block
+// in one decode (record.Field would decode the block once per key).
+func configIdentity(v any) identity {
+	var id identity
+	switch t := v.(type) {
+	case json.RawMessage:
+		json.Unmarshal(t, &id)
+	case map[string]any:
+		id.Workload, _ = t["workload"].(string)
+		id.Model, _ = t["model"].(string)
+		id.EngineURL, _ = t["engine_url"].(string)
+	case nil:
+	default:
+		if b, err := json.Marshal(t); err == nil {
+			json.Unmarshal(b, &id)
+		}
+	}
+	return id
 }
 
 // parseTime reads an RFC 3339 time of the run block; zero when absent or
@@ -218,15 +243,6 @@ func parseTime(s string) time.Time {
 		return time.Time{}
 	}
 	return t
-}
-
-func stringField(v any, key string) string {
-	x, ok := record.Field(v, key)
-	if !ok {
-		return ""
-	}
-	s, _ := x.(string)
-	return s
 }
 
 // Detail is one run opened in full.
@@ -295,8 +311,8 @@ func summariseDir(dir string) (*Detail, error) {
 		Latency:       b.Latency,
 		Client:        b.Client,
 	}
-	workload := stringField(cfg, "workload")
-	model := stringField(cfg, "model")
+	ci := configIdentity(cfg)
+	workload, model := ci.Workload, ci.Model
 	// config.json holds no URL; the summary's config block is rebuilt from
 	// what is known.
 	sc := map[string]any{"workload": workload, "model": model}

@@ -1,6 +1,8 @@
 package results_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,7 +22,11 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
 
 func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
-	m.Run()
+	code := m.Run()
+	if bigDir != "" {
+		os.RemoveAll(filepath.Dir(bigDir))
+	}
+	os.Exit(code)
 }
 
 func newCommon(dir string, w, h int) *common.Common {

@@ -489,9 +489,13 @@ func (l *List) View() string {
 
 func (l *List) footer() string {
 	s := l.c.Styles
-	n := fmt.Sprintf("%d runs", len(l.all))
+	plural := "s"
+	if len(l.all) == 1 {
+		plural = ""
+	}
+	n := fmt.Sprintf("%d run%s", len(l.all), plural)
 	if len(l.view) != len(l.all) {
-		n = fmt.Sprintf("%d of %d runs", len(l.view), len(l.all))
+		n = fmt.Sprintf("%d of %d run%s", len(l.view), len(l.all), plural)
 	}
 	dir := "▲"
 	if l.desc {

@@ -1,0 +1,95 @@
+package runs
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/kvbench/kvbench/bench/sender"
+)
+
+func sampleLines() []string {
+	f := func(v float64) *float64 { return &v }
+	s := func(v string) *string { return &v }
+	rs := []sender.Result{
+		{RequestID: "req-1", Phase: "measured", Successful: true, SubmitTime: 1772366400.25, FinishTime: 1772366401.5,
+			TTFT: f(0.123), CacheState: "cold", Complete: true, Chunks: 4},
+		{RequestID: "w-0", Phase: "warmup", SubmitTime: 1e9, FinishTime: 1e9 + 1, Error: s("http_503"),
+			ErrorDetail: s(`server said "no" \ twice`), CacheState: "unverified", UnverifiedReason: s("error")},
+		{RequestID: `odd "id"`, Phase: "first", Successful: true, TTFT: f(1.5e-3), CacheState: "reused"},
+	}
+	var out []string
+	for _, r := range rs {
+		b, _ := json.Marshal(r)
+		out = append(out, string(b))
+	}
+	return append(out,
+		`{"request_id":"x","phase":"measured","successful":true,"submit_time":2,"finish_time":3,"ttft_s":null,"cache_state":null}`,
+		`  {"request_id" : "n", "nested": {"a": [1, {"b": "}"}], "c": "]"}, "ttft_s": -1.5E+2, "successful": false}  `,
+		`{"request_id":"esc\u0041","phase":"meas\"ured"}`,
+		`{"request_id":"","phase":"measured"}`,
+		`{"phase":"measured"}`,
+		`{"request_id":"torn","phase":"meas`,
+		`{"request_id":"t","successful":tru}`,
+		`[1,2]`,
+		`{"request_id":"a"} trailing`,
+		`{"request_id":"a",}`,
+		`{"request_id":"a" "b":1}`,
+		`not json`,
+		``,
+	)
+}
+
+// The fast scanner agrees with encoding/json on every field the index
+// reads, and on which lines are corrupt.
+func TestParseLineMatchesDecoder(t *testing.T) {
+	for _, line := range sampleLines() {
+		checkLine(t, line)
+	}
+}
+
+func checkLine(t *testing.T, line string) {
+	t.Helper()
+	var want indexLine
+	wantOK := json.Unmarshal([]byte(line), &want) == nil && want.RequestID != ""
+	var got indexLine
+	var ttft float64
+	gotOK := parseLine([]byte(line), &got, &ttft)
+	if gotOK != wantOK {
+		t.Fatalf("%s: ok %v, encoding/json %v", line, gotOK, wantOK)
+	}
+	if !gotOK {
+		return
+	}
+	same := got.Phase == want.Phase && got.Successful == want.Successful && got.SubmitTime == want.SubmitTime &&
+		got.FinishTime == want.FinishTime && got.CacheState == want.CacheState &&
+		(got.TTFT == nil) == (want.TTFT == nil) && (got.TTFT == nil || *got.TTFT == *want.TTFT)
+	if !same {
+		t.Errorf("%s:\n got %+v\nwant %+v", line, got, want)
+	}
+}
+
+func FuzzParseLine(f *testing.F) {
+	for _, l := range sampleLines() {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		var want indexLine
+		if json.Unmarshal([]byte(line), &want) != nil {
+			// A line encoding/json rejects may still scan (the scanner
+			// checks structure, not every literal); it must not panic.
+			var got indexLine
+			var ttft float64
+			parseLine([]byte(line), &got, &ttft)
+			return
+		}
+		checkLine(t, line)
+	})
+}
+
+func ExampleFilter_String() {
+	for _, f := range Filters {
+		fmt.Print(f, " ")
+	}
+	// Output: all failed cold reused unverified
+}
