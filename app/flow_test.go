@@ -41,18 +41,28 @@ func submitForm(t *testing.T, tm *teatest.TestModel) {
 }
 
 // transcript keeps everything a test program drew, for assertions about
-// what was never shown.
-type transcript struct{ strings.Builder }
+// what was never shown. Each wait looks only past what the previous wait
+// matched, so a frame that holds two awaited texts serves both.
+type transcript struct {
+	all    []byte
+	cursor int
+}
+
+func (tr *transcript) String() string { return string(tr.all) }
 
 func (tr *transcript) waitFor(t *testing.T, tm *teatest.TestModel, texts ...string) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		buf := append(tr.all[:len(tr.all):len(tr.all)], b...)
+		end := tr.cursor
 		for _, s := range texts {
-			if !bytes.Contains(b, []byte(s)) {
+			i := bytes.Index(buf[tr.cursor:], []byte(s))
+			if i < 0 {
 				return false
 			}
+			end = max(end, tr.cursor+i+len(s))
 		}
-		tr.Write(b)
+		tr.all, tr.cursor = buf, end
 		return true
 	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
 }

@@ -1,0 +1,70 @@
+package home
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/stats"
+	"github.com/kvbench/kvbench/config"
+)
+
+func writeRun(t *testing.T, dir, workload, name string, started time.Time, sum *record.Summary) string {
+	t.Helper()
+	w, err := record.Create(dir, workload, name, started)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if sum != nil {
+		cfg := config.Default()
+		cfg.SetString("workload", workload)
+		sum.Config = cfg.SummaryConfig("builtin", w.Dir())
+		sum.Run.StartedAt = started.UTC().Format(time.RFC3339)
+		sum.Run.Name = name
+		if err := w.WriteSummary(sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w.Dir()
+}
+
+func TestRecentRuns(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)
+	hit := 0.75
+	for i := range 7 {
+		writeRun(t, dir, config.LongDocQA, "", base.Add(time.Duration(i)*time.Minute), &record.Summary{
+			Results: stats.Results{SuccessfulRequests: 10 + i, FailedRequests: i % 2, MeanTTFTms: float64(100 + i)},
+			Cache:   stats.Cache{HitRatio: &hit},
+		})
+	}
+	// The newest: a crash (no summary), then one interrupted, with a name.
+	writeRun(t, dir, config.CacheProbe, "", base.Add(9*time.Minute), nil)
+	writeRun(t, dir, config.MultiRoundChat, "a100", base.Add(8*time.Minute), &record.Summary{Run: record.RunInfo{Interrupted: true}})
+	os.MkdirAll(filepath.Join(dir, "not-a-run"), 0o755)
+
+	runs, err := RecentFrom(dir, RecentRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != RecentRuns {
+		t.Fatalf("%d runs, want %d", len(runs), RecentRuns)
+	}
+	if r := runs[0]; r.Complete || r.Workload != config.CacheProbe {
+		t.Errorf("newest: %+v, want the incomplete cache-probe", r)
+	}
+	if r := runs[1]; !r.Interrupted || r.Name != "a100" || r.Workload != config.MultiRoundChat {
+		t.Errorf("second: %+v", r)
+	}
+	r := runs[2] // the 7th long-doc-qa run (i = 6)
+	if !r.Complete || r.OK != 16 || r.Failed != 0 || r.MeanTTFTms != 106 || r.HitRatio == nil || *r.HitRatio != 0.75 ||
+		!r.Started.Equal(base.Add(6*time.Minute)) || r.Workload != config.LongDocQA {
+		t.Errorf("third: %+v", r)
+	}
+	if runs, err := RecentFrom(filepath.Join(dir, "missing"), 5); err != nil || len(runs) != 0 {
+		t.Errorf("missing dir: %v %v", runs, err)
+	}
+}

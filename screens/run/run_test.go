@@ -1,0 +1,218 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/theme"
+)
+
+func init() {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	lipgloss.SetHasDarkBackground(true)
+}
+
+var t0 = time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+
+type source struct {
+	events chan bench.Event
+	snap   bench.Snapshot
+}
+
+func (s *source) Events() <-chan bench.Event                 { return s.events }
+func (s *source) Snapshot() bench.Snapshot                   { return s.snap }
+func (s *source) Run(context.Context) (*record.Summary, int) { return nil, 0 }
+func (s *source) Abort()                                     {}
+
+func newScreen(src Source) *Model {
+	c := &common.Common{Width: 100, Height: 30, Styles: theme.New(theme.Default),
+		Now: func() time.Time { return t0 }, Logger: slog.New(slog.DiscardHandler)}
+	return NewFromSource(c, src, Info{Workload: "long-doc-qa", Engine: "builtin", Model: "m"})
+}
+
+func TestRingKeepsTheNewest(t *testing.T) {
+	var r ring
+	for i := range logCapacity + 250 {
+		r.add(logLine{text: fmt.Sprint(i)})
+	}
+	if r.len() != logCapacity {
+		t.Fatalf("len %d", r.len())
+	}
+	if r.at(0).text != "250" || r.at(logCapacity-1).text != fmt.Sprint(logCapacity+249) {
+		t.Errorf("oldest %q newest %q", r.at(0).text, r.at(logCapacity-1).text)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	s := bench.Snapshot{Phase: "measured", PhaseDone: 5, PhaseTotal: 20, Started: t0,
+		PhaseStart: t0.Add(2 * time.Second), Elapsed: 12 * time.Second}
+	pct, eta, ok := progressOf(s)
+	// 5 of 20 in 10 s: 25 %, 30 s to go.
+	if !ok || pct != 0.25 || eta != 30*time.Second {
+		t.Errorf("by requests: %v %v %v", pct, eta, ok)
+	}
+	s = bench.Snapshot{Phase: "measuring", PhaseTotal: -1, PhaseLength: 60 * time.Second,
+		Started: t0, PhaseStart: t0, Elapsed: 15 * time.Second}
+	if pct, eta, ok = progressOf(s); !ok || pct != 0.25 || eta != 45*time.Second {
+		t.Errorf("by time: %v %v %v", pct, eta, ok)
+	}
+	s = bench.Snapshot{Phase: "measured", PhaseTotal: -1}
+	if _, _, ok = progressOf(s); ok {
+		t.Error("progress without a total or a duration")
+	}
+}
+
+// The event command takes everything already queued in one message and
+// is re-armed by Update until the stream closes.
+func TestEventsAreBatchedAndRearmed(t *testing.T) {
+	src := &source{events: make(chan bench.Event, 100)}
+	m := newScreen(src)
+	for i := range 50 {
+		ttft := 0.01
+		src.events <- bench.Event{Kind: bench.RequestFinished, Time: t0,
+			Result: &sender.Result{RequestID: fmt.Sprintf("r%d", i), Successful: true, TTFT: &ttft, CacheState: "cold"}}
+	}
+	msg := m.waitEvents()().(eventsMsg)
+	if len(msg.events) != 50 || msg.closed {
+		t.Fatalf("batch of %d (closed %v), want all 50 queued", len(msg.events), msg.closed)
+	}
+	_, cmd := m.Update(msg)
+	if cmd == nil {
+		t.Fatal("the event command was not re-armed")
+	}
+	if m.log.len() != 50 {
+		t.Errorf("log has %d lines", m.log.len())
+	}
+	close(src.events)
+	if last := m.waitEvents()().(eventsMsg); !last.closed {
+		t.Error("a closed stream is not reported")
+	}
+	if _, cmd := m.Update(eventsMsg{id: m.id, closed: true}); cmd != nil {
+		t.Error("re-armed after the stream closed")
+	}
+	// Another screen's events are not ours.
+	if _, cmd := m.Update(eventsMsg{id: m.id + 1, events: msg.events}); cmd != nil || m.log.len() != 50 {
+		t.Error("took another screen's events")
+	}
+}
+
+func TestLogLines(t *testing.T) {
+	st := theme.New(theme.Default)
+	ttft := 0.0843
+	ok, _ := fromEvent(bench.Event{Kind: bench.RequestFinished, Time: t0,
+		Result: &sender.Result{RequestID: "doc3_q1", Phase: "measured", Successful: true, TTFT: &ttft, CacheState: "reused"}})
+	if got := ok.render(st, 80); got != "09:30:00   doc3_q1  ttft   84.3 ms  reused" {
+		t.Errorf("finished: %q", got)
+	}
+	e := "HTTP 500"
+	bad, _ := fromEvent(bench.Event{Kind: bench.RequestFinished, Time: t0,
+		Result: &sender.Result{RequestID: "doc4_q0", Phase: "measured", Error: &e}})
+	if got := bad.render(st, 80); got != "09:30:00 ✗ doc4_q0 HTTP 500" || bad.kind != logError {
+		t.Errorf("failed: %q", got)
+	}
+	ph, _ := fromEvent(bench.Event{Kind: bench.PhaseChanged, Time: t0, Phase: "measuring", Total: -1, Duration: time.Minute})
+	if !strings.Contains(ph.text, "measuring: 1m0s") {
+		t.Errorf("phase: %q", ph.text)
+	}
+	ml, _ := fromEvent(bench.Event{Kind: bench.LogLine, Text: "two\nlines", Warn: true})
+	if ml.text != "two lines" || ml.kind != logWarn {
+		t.Errorf("log line: %+v", ml)
+	}
+	if _, shown := fromEvent(bench.Event{Kind: bench.RequestSent}); shown {
+		t.Error("a sent request is logged")
+	}
+}
+
+// The summary keeps the workload's sections whichever of Run's return
+// and the RunFinished event arrives first.
+func TestFinishKeepsSections(t *testing.T) {
+	sum := &record.Summary{}
+	sum.Run.ID = "x"
+	sec := report.Section{Title: "Workload check", Rows: []report.Row{{Label: "Expected", Value: "yes"}}}
+	for _, order := range []string{"event first", "return first"} {
+		m := newScreen(&source{})
+		ret := returnedMsg{id: m.id, summary: sum, code: 0}
+		ev := bench.Event{Kind: bench.RunFinished, Summary: sum, Sections: []report.Section{sec}}
+		if order == "event first" {
+			m.Feed(bench.Snapshot{}, ev)
+			m.Update(ret)
+		} else {
+			m.Update(ret)
+			m.Feed(bench.Snapshot{}, ev)
+		}
+		if !m.finished || !strings.Contains(m.summaryText, "Workload check") {
+			t.Errorf("%s: finished %v, summary without the section:\n%s", order, m.finished, m.summaryText)
+		}
+	}
+}
+
+func TestChartsRedrawOnlyOnANewSecond(t *testing.T) {
+	m := newScreen(&source{})
+	var snap bench.Snapshot
+	snap.Series = []stats.Point{{Second: 0, TTFTP50ms: 10, TTFTMaxms: 20, OutputTPS: 5, InputTPS: 50}}
+	m.Feed(snap)
+	first := m.ttftChart
+	if strings.Contains(first, waiting) || first == "" {
+		t.Fatalf("chart not drawn:\n%s", first)
+	}
+	m.ttftChart = "sentinel"
+	m.Feed(snap) // the same second: no redraw
+	if m.ttftChart != "sentinel" {
+		t.Error("redrawn without a new second")
+	}
+	snap.Series = append(snap.Series, stats.Point{Second: 1, TTFTP50ms: 30, TTFTMaxms: 40})
+	m.Feed(snap)
+	if m.ttftChart == "sentinel" {
+		t.Error("not redrawn for a new second")
+	}
+}
+
+func TestOptionalRatio(t *testing.T) {
+	if _, ok := optionalRatio(bench.Snapshot{}, "NoSuchField"); ok {
+		t.Error("found a field that does not exist")
+	}
+	if _, ok := optionalRatio(bench.Snapshot{}, "Phase"); ok {
+		t.Error("a string field read as a ratio")
+	}
+	// A *float64 field of the embedded stats snapshot is found by name.
+	var s bench.Snapshot
+	s.HitRatio = new(float64)
+	*s.HitRatio = 0.5
+	if v, ok := optionalRatio(s, "HitRatio"); !ok || v != 0.5 {
+		t.Errorf("HitRatio: %v %v", v, ok)
+	}
+}
+
+func TestStopKeys(t *testing.T) {
+	m := newScreen(&source{})
+	q := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'q'}}
+	if !m.InterceptsKey(q) || !m.InterceptsKey(tea.KeyMsg{Type: tea.KeyCtrlC}) {
+		t.Fatal("q and ctrl+c are not kept during a run")
+	}
+	cmd := m.onKey(q)
+	push, ok := cmd().(common.PushMsg)
+	if !ok {
+		t.Fatalf("q gave %T", cmd())
+	}
+	if _, ok := push.Screen.(*Confirm); !ok {
+		t.Fatalf("q pushed %T", push.Screen)
+	}
+	m.Feed(bench.Snapshot{}, bench.Event{Kind: bench.RunFinished, Summary: &record.Summary{}})
+	if m.InterceptsKey(q) {
+		t.Error("q is still kept after the run ended")
+	}
+}
