@@ -63,8 +63,15 @@ type Client struct {
 	modelsURL string
 	extra     []field
 	extraErr  error
-	auth      string
+	auth      []string // the Authorization header value, nil without a key
 }
+
+// Header values shared by every request (net/http only reads them).
+var (
+	headerJSON  = []string{"application/json"}
+	headerSSE   = []string{"text/event-stream"}
+	headerAgent = []string{"kvbench"}
+)
 
 // New returns a client for opts.BaseURL.
 func New(opts Options) *Client {
@@ -88,7 +95,7 @@ func New(opts Options) *Client {
 		modelsURL: base + "/models",
 	}
 	if opts.APIKey != "" {
-		c.auth = "Bearer " + opts.APIKey
+		c.auth = []string{"Bearer " + opts.APIKey}
 	}
 	c.extra, c.extraErr = encodeExtra(opts.ExtraBody)
 	rt := opts.Transport
@@ -194,11 +201,11 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 	}
 	hreq.ContentLength = int64(len(bb.b))
 	hreq.GetBody = func() (io.ReadCloser, error) { return bb.reader(), nil }
-	hreq.Header["Content-Type"] = []string{"application/json"}
-	hreq.Header["Accept"] = []string{"text/event-stream"}
-	hreq.Header["User-Agent"] = []string{"kvbench"}
-	if c.auth != "" {
-		hreq.Header["Authorization"] = []string{c.auth}
+	hreq.Header["Content-Type"] = headerJSON
+	hreq.Header["Accept"] = headerSSE
+	hreq.Header["User-Agent"] = headerAgent
+	if c.auth != nil {
+		hreq.Header["Authorization"] = c.auth
 	}
 	if d := c.opts.RequestTimeout; d > 0 {
 		t := time.AfterFunc(d, func() { cancel(errRequestTimeout) })
@@ -359,10 +366,10 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", where, c.redact(unwrapURLError(err).Error()))
 	}
-	hreq.Header["Accept"] = []string{"application/json"}
-	hreq.Header["User-Agent"] = []string{"kvbench"}
-	if c.auth != "" {
-		hreq.Header["Authorization"] = []string{c.auth}
+	hreq.Header["Accept"] = headerJSON
+	hreq.Header["User-Agent"] = headerAgent
+	if c.auth != nil {
+		hreq.Header["Authorization"] = c.auth
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {

@@ -624,3 +624,27 @@ func TestBodyBufferRefs(t *testing.T) {
 		t.Fatalf("refs %d", n)
 	}
 }
+
+// roundTripFunc lets a test answer requests without a network.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestCustomTransport(t *testing.T) {
+	var sawLen int64
+	c := New(Options{BaseURL: "http://engine.invalid/v1", Model: "m", Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sawLen = r.ContentLength
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if int64(len(b)) != sawLen || r.URL.String() != "http://engine.invalid/v1/chat/completions" {
+			return nil, fmt.Errorf("body %d/%d bytes to %s", len(b), sawLen, r.URL)
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(strings.NewReader(simple))}, nil
+	})})
+	defer c.Close()
+	r := c.Do(context.Background(), &Request{Messages: []Message{{"user", "hi"}}})
+	if !r.Successful || r.CacheState != StateReused || sawLen <= 0 {
+		t.Fatalf("%v %v", errCode(r), r.ErrorDetail)
+	}
+}

@@ -161,3 +161,23 @@ const (
 	templateSuffix = `"},"logprobs":null,"finish_reason":null}]}`
 	templateChunk  = "data: " + templatePrefix + "t" + templateSuffix + "\n\n"
 )
+
+// FuzzJSONString checks the request body's string encoder against
+// encoding/json: same decoded value, invalid UTF-8 included.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "q\"b\\s/", "\x00\x1f\x7f", "é日本😀", "\xff\xfe", "\u2028\u2029", "<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ours := appendJSONString(nil, s)
+		var got, want string
+		if err := json.Unmarshal(ours, &got); err != nil {
+			t.Fatalf("%q encodes to invalid JSON %s: %v", s, ours, err)
+		}
+		ref, _ := json.Marshal(s)
+		json.Unmarshal(ref, &want)
+		if got != want {
+			t.Fatalf("%q: decodes to %q, encoding/json's to %q", s, got, want)
+		}
+	})
+}

@@ -44,7 +44,7 @@ func Measure(body io.Reader, req *Request, submit time.Time, now func() time.Tim
 type vals struct {
 	f [16]float64
 	i [4]int
-	s [2]string
+	s [5]string
 }
 
 // result derives every figure of the record from the parsed stream.
@@ -96,8 +96,8 @@ func (s *stream) result(req *Request, status int) Result {
 	}
 	r.CacheN = s.cacheN.ptr(&v.i[3])
 	if s.hasFinish {
-		why := string(s.finishWhy)
-		r.FinishReason = &why
+		v.s[2] = string(s.finishWhy)
+		r.FinishReason = &v.s[2]
 	}
 	clean := s.complete && s.errCode == ""
 	completion := s.usage.completion
@@ -109,7 +109,8 @@ func (s *stream) result(req *Request, status int) Result {
 	state, reason := s.receipt()
 	r.CacheState = state
 	if reason != "" {
-		r.UnverifiedReason = &reason
+		v.s[3] = reason
+		r.UnverifiedReason = &v.s[3]
 	}
 
 	// decode speed (LMCache): output tokens over finish - first token.
@@ -163,12 +164,13 @@ func (s *stream) result(req *Request, status int) Result {
 	}
 	// Fingerprints: complete streams with some non-empty text only.
 	if clean && s.hasOutput {
-		var buf [2 * sha256.Size]byte
-		d := s.contentH.Sum(buf[:0])
+		d := s.contentH.Sum(s.digests[:0])
 		d = s.reasonH.Sum(d)
 		sum := sha256.Sum256(d)
-		h := hex.EncodeToString(sum[:])
-		r.OutputSHA256 = &h
+		var hx [2 * sha256.Size]byte
+		hex.Encode(hx[:], sum[:])
+		v.s[4] = string(hx[:])
+		r.OutputSHA256 = &v.s[4]
 		if s.tokenSHALn > 0 {
 			t := string(s.tokenSHA[:s.tokenSHALn])
 			r.TokenSHA = &t

@@ -797,3 +797,33 @@ func TestTemplateFastPath(t *testing.T) {
 		t.Errorf("completions template: chunks %d", r.Chunks)
 	}
 }
+
+func TestNoAllocsPerChunk(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts need a normal build")
+	}
+	stream := func(n int) []byte {
+		pieces := make([]string, n)
+		for i := range pieces {
+			pieces[i] = " tok" + itoa(i%7)
+		}
+		return []byte(vllmStream(100, 50, pieces...))
+	}
+	allocs := func(b []byte) float64 {
+		rd := &sizedReader{}
+		req := &Request{KeepGaps: false}
+		Measure(&sizedReader{b: b, sizes: []int{300}}, req, testSubmit, fixedClock, 0) // grow the pooled buffers
+		return testing.AllocsPerRun(50, func() {
+			rd.b, rd.sizes, rd.k = b, []int{300}, 0
+			Measure(rd, req, testSubmit, fixedClock, 0)
+		})
+	}
+	small, large := allocs(stream(64)), allocs(stream(2048))
+	t.Logf("allocations per request: %v for 64 chunks, %v for 2048", small, large)
+	if large > small {
+		t.Errorf("%v allocations for 64 chunks, %v for 2048: the per-chunk path allocates", small, large)
+	}
+	if small > 8 {
+		t.Errorf("%v allocations per request", small)
+	}
+}

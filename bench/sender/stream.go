@@ -29,7 +29,9 @@ const (
 const DefaultMaxLineBytes = 16 << 20
 
 const (
-	initialBuf = 16 << 10
+	// SSE events are a few hundred bytes; the buffer grows for longer
+	// lines. Thousands of streams in flight each hold one.
+	initialBuf = 4 << 10
 	// Buffers grown past these sizes by one long stream are not pooled.
 	maxPooledBuf     = 1 << 20
 	maxPooledChunks  = 1 << 16
@@ -93,6 +95,7 @@ type stream struct {
 	hasUsage   bool
 	cacheN     count
 	tokenSHA   [64]byte
+	digests    [2 * sha256.Size]byte
 	tokenSHALn int
 	finishWhy  []byte
 	hasFinish  bool

@@ -1,0 +1,5 @@
+//go:build !race
+
+package sender
+
+const raceEnabled = false
