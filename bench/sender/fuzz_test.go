@@ -19,7 +19,7 @@ func seedStreams(f *testing.F) [][]byte {
 		out = append(out, b)
 	}
 	for _, s := range []string{
-		simple, "\xEF\xBB\xBF" + simple, doneEvent, "",
+		simple, "\xEF\xBB\xBF" + simple, doneEvent, "", "data:\n\n" + simple, "data\r\rdata: [DONE]",
 		roleChunk + "event: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n",
 		roleChunk + "data: {\"choices\":[{\"delta\":\r\ndata: {\"content\":\"x\"}}]}\r\r" + doneEvent,
 		roleChunk + `data: {"choices":[{"delta":{"reasoning_content":"a\u00e9\ud83d\ude00","reasoning":"b"}}],"tensorfold":{"token_sha":"0123456789ab"}}` + "\n\n" + usageChunk(3, 1, 2) + doneEvent,

@@ -53,6 +53,10 @@ type Request struct {
 	// Scheduled is when the workload meant to send the request (QPS
 	// schedules); zero means "as soon as possible" and no dispatch lag.
 	Scheduled time.Time
+	// HeldBack marks a request the workload itself delayed past its
+	// scheduled time (multi-round-chat waiting for a busy session): its
+	// dispatch lag is recorded but is not the client's overload.
+	HeldBack bool
 	// KeepText asks for the reply's content in Result.Text.
 	KeepText bool
 	// KeepGaps asks for the chunk gaps in Result.RoundGapsMs (pooled ITL).

@@ -70,6 +70,23 @@ func TestCommentsAndUnknownFields(t *testing.T) {
 	}
 }
 
+func TestEmptyData(t *testing.T) {
+	// "data:" and a bare "data" line carry an empty value: an event whose
+	// data is empty, or a blank line inside multi-line data.
+	for _, s := range []string{"data:\n\n", "data\n\n", "data: \n\n", "data:\ndata:\n\n", "event: error\ndata:\n\n"} {
+		r := measureString(s + simple)
+		if s == "event: error\ndata:\n\n" {
+			if errCode(r) != ErrStreamError {
+				t.Errorf("%q: %q", s, errCode(r))
+			}
+			continue
+		}
+		if !r.Complete || r.Chunks != 3 {
+			t.Errorf("%q: complete %v chunks %d %v", s, r.Complete, r.Chunks, r.ErrorDetail)
+		}
+	}
+}
+
 func TestMultiLineData(t *testing.T) {
 	s := roleChunk +
 		"data: {\"choices\":[{\"index\":0,\n" +

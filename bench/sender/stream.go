@@ -55,9 +55,13 @@ type stream struct {
 	lastRead *atomic.Int64
 
 	// Reading.
-	buf     []byte
-	r, w    int
-	skipLF  bool // the last line ended in CR: a following LF belongs to it
+	buf    []byte
+	r, w   int
+	skipLF bool // the last line ended in CR: a following LF belongs to it
+	// clean is the buffer offset up to which the unfinished line has been
+	// searched for line ends already: a long line arriving in many reads
+	// is scanned once, not once per read.
+	clean   int
 	started bool // the leading BOM was looked for
 	readAt  time.Time
 
@@ -120,7 +124,7 @@ func getStream(submit time.Time, now func() time.Time, maxLine int, keepText boo
 		now = time.Now
 	}
 	s.submit, s.now, s.maxLine, s.keepText, s.lastRead = submit, now, maxLine, keepText, nil
-	s.r, s.w, s.skipLF, s.started, s.readAt = 0, 0, false, false, time.Time{}
+	s.r, s.w, s.skipLF, s.clean, s.started, s.readAt = 0, 0, false, 0, false, time.Time{}
 	s.ev, s.evData, s.evError = s.ev[:0], false, false
 	s.tmplOK = false
 	s.done, s.seen, s.complete, s.errCode, s.errDetail = false, false, false, "", ""
@@ -195,6 +199,7 @@ func (s *stream) consume(body io.Reader) error {
 func (s *stream) makeRoom() {
 	if s.r > 0 {
 		s.w = copy(s.buf, s.buf[s.r:s.w])
+		s.clean = max(0, s.clean-s.r)
 		s.r = 0
 		return
 	}
@@ -232,22 +237,27 @@ func (s *stream) scan(eof bool) {
 			}
 			s.skipLF = false
 		}
+		from := max(0, s.clean-s.r)
 		var line []byte
-		if nl := bytes.IndexByte(seg, '\n'); nl >= 0 {
+		if nl := bytes.IndexByte(seg[from:], '\n'); nl >= 0 {
+			nl += from
 			line = seg[:nl]
 			s.r += nl + 1
-			if cr := bytes.IndexByte(line, '\r'); cr >= 0 {
+			if cr := bytes.IndexByte(line[from:], '\r'); cr >= 0 {
+				cr += from
 				// CRLF, or a CR-terminated line before this LF.
 				line = seg[:cr]
 				if cr != nl-1 {
 					s.r -= nl - cr
 				}
 			}
-		} else if cr := bytes.IndexByte(seg, '\r'); cr >= 0 {
+		} else if cr := bytes.IndexByte(seg[from:], '\r'); cr >= 0 {
+			cr += from
 			line = seg[:cr]
 			s.r += cr + 1
 			s.skipLF = cr == len(seg)-1
 		} else {
+			s.clean = s.w
 			if len(seg) > s.maxLine {
 				s.tooLong()
 				return
@@ -317,7 +327,7 @@ func (s *stream) dispatch(lenient bool) {
 		s.fail(ErrStreamError, errorDetail(data, "event: error"), s.readAt)
 		return
 	}
-	if data[0] != '{' {
+	if len(data) == 0 || data[0] != '{' {
 		trimmed := bytes.TrimSpace(data)
 		if len(trimmed) == 0 {
 			return
