@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -125,6 +126,9 @@ type Runner struct {
 	reqCtx    context.Context
 	reqCancel context.CancelFunc
 	appendErr atomic.Int64
+
+	monitorEvery time.Duration // CPU and overload sampling period (tests shorten it)
+	clientLagMs  atomic.Uint64 // max dispatch lag not caused by the workload (float64 bits)
 
 	metricsURL  string
 	metricsFile *os.File
@@ -283,6 +287,9 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 	r.emit(Event{Kind: RequestSent, RequestID: req.ID, Phase: req.Phase})
 	res := r.client.Do(r.reqCtx, req)
 	r.inflight.Add(-1)
+	if !req.HeldBack && res.DispatchLagMs != nil {
+		r.noteClientLag(*res.DispatchLagMs)
+	}
 	if err := r.rec.Append(&res); err != nil && r.appendErr.Add(1) == 1 {
 		r.logf(true, "cannot append to requests.jsonl: %v", err)
 	}
@@ -433,11 +440,25 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	return sum, code
 }
 
+// noteClientLag keeps the largest dispatch lag the client caused.
+func (r *Runner) noteClientLag(ms float64) {
+	for {
+		old := r.clientLagMs.Load()
+		if ms <= math.Float64frombits(old) || r.clientLagMs.CompareAndSwap(old, math.Float64bits(ms)) {
+			return
+		}
+	}
+}
+
 // monitor samples the process CPU once a second and raises the overload
 // warning when the client itself may be skewing the figures.
 func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(time.Second)
+	every := r.monitorEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	lastCPU, lastAt := stats.ProcessCPU(), time.Now()
 	cores := float64(runtime.GOMAXPROCS(0))
@@ -451,13 +472,13 @@ func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 		cpu, at := stats.ProcessCPU(), time.Now()
 		pct := 100 * (cpu - lastCPU).Seconds() / at.Sub(lastAt).Seconds()
 		lastCPU, lastAt = cpu, at
-		snap := r.stats.Snapshot()
+		lag := math.Float64frombits(r.clientLagMs.Load())
 		warning := ""
 		switch {
 		case pct > OverloadCPUShare*100*cores:
 			warning = fmt.Sprintf("client CPU at %.0f%% of %d core(s): figures may be skewed by the client", pct, int(cores))
-		case snap.MaxDispatchLagMs > OverloadLagMs:
-			warning = fmt.Sprintf("dispatch lag reached %.1f ms: the client is sending late, figures may be skewed", snap.MaxDispatchLagMs)
+		case lag > OverloadLagMs:
+			warning = fmt.Sprintf("dispatch lag reached %.1f ms: the client is sending late, figures may be skewed", lag)
 		}
 		r.mu.Lock()
 		r.cpuPct = pct

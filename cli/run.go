@@ -165,7 +165,7 @@ func WriteSummary(w io.Writer, s *record.Summary, sections []report.Section, rea
 		for _, r := range reasons {
 			rows = append(rows, report.Row{Label: "reason", Value: r})
 		}
-		sections = append(sections, report.Section{Title: "Not qualified", Rows: rows})
+		sections = append(sections, report.Section{Title: "Failed checks", Rows: rows})
 	}
 	return report.Text(w, s, sections...)
 }

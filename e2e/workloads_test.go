@@ -251,7 +251,7 @@ func TestCacheProbeQualification(t *testing.T) {
 	if bad.workload(t)["qualified"] != false || len(reasons) != 5 || !strings.Contains(reasons[0].(string), "expected 7") {
 		t.Fatalf("reasons %v", reasons)
 	}
-	if !strings.Contains(bad.Stdout, "Not qualified") || !strings.Contains(bad.Stdout, "expected 7") {
+	if !strings.Contains(bad.Stdout, "Failed checks") || !strings.Contains(bad.Stdout, "expected 7") {
 		t.Fatalf("the text summary does not list the reasons:\n%s", bad.Stdout)
 	}
 
@@ -325,7 +325,7 @@ func TestConcurrentExactness(t *testing.T) {
 	if num(t, w, "different") == 0 || w["exact"] != false {
 		t.Fatalf("no differences found: %v", w)
 	}
-	if !strings.Contains(diff.Stdout, "Not qualified") || !strings.Contains(diff.Stdout, "differ from alone") {
+	if !strings.Contains(diff.Stdout, "Failed checks") || !strings.Contains(diff.Stdout, "differ from alone") {
 		t.Fatalf("the text summary does not list the differences:\n%s", diff.Stdout)
 	}
 }

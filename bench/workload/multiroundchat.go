@@ -238,7 +238,7 @@ dispatch:
 		w.mu.Unlock()
 		req := &sender.Request{
 			ID: fmt.Sprintf("s%d_r%d", s.ID, g), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
-			Messages: msgs, MaxTokens: w.output, Scheduled: due, KeepText: true,
+			Messages: msgs, MaxTokens: w.output, Scheduled: due, KeepText: true, HeldBack: waited,
 		}
 		setPrompt(req)
 		wg.Add(1)
