@@ -210,9 +210,10 @@ func (s *stream) receipt() (state, reason string) {
 }
 
 // nearestRank is the 1-based nearest rank of percentile p among n sorted
-// samples: ceil(p*n/100), at least 1.
+// samples: ceil(p*n/100), at least 1, in integers (no float rounding at
+// exact ranks, no overflow for absurd token counts).
 func nearestRank(n, p int) int {
-	k := (p*n + 99) / 100
+	k := n/100*p + (n%100*p+99)/100
 	return max(1, min(k, n))
 }
 

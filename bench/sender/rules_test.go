@@ -844,3 +844,19 @@ func TestNoAllocsPerChunk(t *testing.T) {
 		t.Errorf("%v allocations per request", small)
 	}
 }
+
+func TestNearestRank(t *testing.T) {
+	for _, c := range []struct{ n, p, want int }{
+		{1, 50, 1}, {1, 95, 1}, {2, 50, 1}, {2, 95, 2}, {4, 50, 2}, {9, 50, 5}, {9, 95, 9},
+		{20, 95, 19}, {100, 95, 95}, {101, 95, 96}, {200, 50, 100}, {3, 50, 2},
+		{maxInt, 95, maxInt/100*95 + (maxInt%100*95+99)/100},
+	} {
+		if got := nearestRank(c.n, c.p); got != c.want {
+			t.Errorf("nearestRank(%d, %d) = %d, want %d", c.n, c.p, got, c.want)
+		}
+	}
+	// An absurd token count neither panics nor yields a wrong zero share.
+	r := measureSegs(nil, 0, chunkTimes("9000000000000000000", 300, 100, 200)...)
+	checkFloat(t, "itl_p95_ms", r.ITLP95Ms, 0)
+	checkFloat(t, "itl_p50_ms", r.ITLP50Ms, 0)
+}

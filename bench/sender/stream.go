@@ -347,7 +347,7 @@ func (s *stream) dispatch(lenient bool) {
 	if !s.fastChunk(data) {
 		if !parseChunk(&s.sc, c, data) {
 			if !lenient {
-				s.fail(ErrInvalidJSON, "malformed JSON chunk: "+oneLine(string(data), maxDetailLen), s.readAt)
+				s.fail(ErrInvalidJSON, "malformed JSON chunk: "+oneLine(string(data[:min(len(data), 4*maxDetailLen)]), maxDetailLen), s.readAt)
 			}
 			return
 		}
