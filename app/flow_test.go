@@ -283,3 +283,21 @@ func TestInvalidInputShowsTheCLIMessage(t *testing.T) {
 		t.Errorf("after the fix: %v %d", err, got.Int("ldqa_document_length"))
 	}
 }
+
+// TestDoctorFromHome: d on home checks the built-in engine.
+func TestDoctorFromHome(t *testing.T) {
+	c := testCommon(t.TempDir(), t.TempDir())
+	tm := teatest.NewTestModel(t, newModel(c, home.New(c)), teatest.WithInitialTermSize(120, 35))
+	var tr transcript
+	tr.waitFor(t, tm, "d doctor")
+	tm.Send(keyMsg("d"))
+	tr.waitFor(t, tm, "┃ --engine-url", "> builtin")
+	for range 3 {
+		tm.Send(keyMsg("enter"))
+	}
+	tr.waitFor(t, tm, "model kvbench-sim", "PASS  cached_tokens", "PASS  prefix_cache")
+	tm.Send(keyMsg("esc"))
+	tr.waitFor(t, tm, "kvbench › home")
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}

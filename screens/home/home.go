@@ -252,7 +252,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return m.open(m.selected())
 	case key.Matches(k, m.keys.Results) && common.NewResults != nil:
 		return common.Push(common.NewResults(m.c))
-	case key.Matches(k, m.keys.Doctor) && NewDoctor != nil:
+	case key.Matches(k, m.keys.Doctor):
 		return common.Push(NewDoctor(m.c, ""))
 	case key.Matches(k, m.keys.Delete):
 		it := m.selected()
@@ -293,9 +293,6 @@ func (m *Model) open(it item) tea.Cmd {
 	return nil
 }
 
-// NewDoctor opens the engine doctor; nil hides the key.
-var NewDoctor func(c *common.Common, engineURL string) common.Screen
-
 func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 func (m *Model) Title() string    { return "home" }
 func (m *Model) Typing() bool     { return false }
@@ -312,9 +309,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	if common.NewResults != nil {
 		b = append(b, m.keys.Results)
 	}
-	if NewDoctor != nil {
-		b = append(b, m.keys.Doctor)
-	}
+	b = append(b, m.keys.Doctor)
 	if m.selected().kind == itemProfile {
 		b = append(b, m.keys.Delete)
 	}
