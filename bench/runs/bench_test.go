@@ -124,3 +124,18 @@ func BenchmarkWindow100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkListIncomplete100k lists a folder whose run of 100,000
+// requests has no summary (killed): it is summarised from its lines.
+func BenchmarkListIncomplete100k(b *testing.B) {
+	dir := generated(b, "crashed100k", func(dir string) {
+		runstest.Write(b, dir, runstest.Spec{Name: "crashed", Started: t0, Requests: 100_000, ReusedEvery: 3, FailEvery: 997})
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		rs, err := runs.List(dir)
+		if err != nil || len(rs) != 1 || rs[0].TotalRequests != 100_000 || rs[0].Complete {
+			b.Fatalf("%+v %v", rs, err)
+		}
+	}
+}

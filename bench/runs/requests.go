@@ -130,31 +130,24 @@ func (x *Index) Select(f Filter) []int32 {
 	return out
 }
 
-// BuildIndex scans dir's requests.jsonl once. A corrupt line is skipped
-// and counted, as record.ReadRequests does. ctx stops a scan nobody waits
-// for any more.
-func BuildIndex(ctx context.Context, dir string) (*Index, error) {
+// scanRequests reads dir's requests.jsonl line by line with the fast
+// scanner, handing fn each good line (its start offset, its length
+// without the line end, its fields) and counting the corrupt ones. l is
+// only valid during the call. A missing file is os.ErrNotExist.
+func scanRequests(ctx context.Context, dir string, fn func(start int64, length int, l *indexLine)) (corrupt int, err error) {
 	path := filepath.Join(dir, record.RequestsFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read requests: %w", err)
+		return 0, fmt.Errorf("read requests: %w", err)
 	}
 	defer f.Close()
-	x := &Index{Path: path}
 	br := bufio.NewReaderSize(f, 256<<10)
 	var off int64
-	stride, seen := 1, 0 // keep every stride-th point; double when full
-	type raw struct {
-		submit, ttft float64
-		state        string
-	}
-	var pts []raw
-	first, last := 0.0, 0.0
 	var l indexLine
-	var ttft float64
+	var sc scratch
 	for n := 0; ; n++ {
 		if n&4095 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return corrupt, ctx.Err()
 		}
 		line, rerr := br.ReadSlice('\n')
 		if errors.Is(rerr, bufio.ErrBufferFull) {
@@ -167,48 +160,70 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 			line = full
 		}
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return nil, fmt.Errorf("read %s: %w", path, rerr)
+			return corrupt, fmt.Errorf("read %s: %w", path, rerr)
 		}
 		start := off
 		off += int64(len(line))
 		body := bytes.TrimRight(line, "\r\n")
 		if t := bytes.TrimSpace(body); len(t) > 0 {
-			if !parseLine(t, &l, &ttft) {
-				x.Corrupt++
+			if parseLine(t, &l, &sc) {
+				fn(start, len(body), &l)
 			} else {
-				x.offsets = append(x.offsets, start)
-				x.lengths = append(x.lengths, int32(len(body)))
-				x.flags = append(x.flags, lineFlags(&l))
-				if l.SubmitTime > 0 && (first == 0 || l.SubmitTime < first) {
-					first = l.SubmitTime
-				}
-				last = max(last, l.FinishTime)
-				if l.TTFT != nil {
-					ms := *l.TTFT * 1000
-					if l.Successful {
-						x.TTFTs = append(x.TTFTs, float32(ms))
-					}
-					if seen%stride == 0 {
-						pts = append(pts, raw{l.SubmitTime, ms, stateOf(l.CacheState)})
-						if len(pts) >= MaxPoints {
-							// Keep every other point and sample half as often.
-							k := 0
-							for i := 0; i < len(pts); i += 2 {
-								pts[k] = pts[i]
-								k++
-							}
-							pts = pts[:k]
-							stride *= 2
-						}
-					}
-					seen++
-				}
+				corrupt++
 			}
 		}
 		if rerr != nil {
-			break
+			return corrupt, nil
 		}
 	}
+}
+
+// BuildIndex scans dir's requests.jsonl once. A corrupt line is skipped
+// and counted, as record.ReadRequests does. ctx stops a scan nobody waits
+// for any more.
+func BuildIndex(ctx context.Context, dir string) (*Index, error) {
+	x := &Index{Path: filepath.Join(dir, record.RequestsFile)}
+	stride, seen := 1, 0 // keep every stride-th point; double when full
+	type raw struct {
+		submit, ttft float64
+		state        string
+	}
+	var pts []raw
+	first, last := 0.0, 0.0
+	corrupt, err := scanRequests(ctx, dir, func(start int64, length int, l *indexLine) {
+		x.offsets = append(x.offsets, start)
+		x.lengths = append(x.lengths, int32(length))
+		x.flags = append(x.flags, lineFlags(l))
+		if l.SubmitTime > 0 && (first == 0 || l.SubmitTime < first) {
+			first = l.SubmitTime
+		}
+		last = max(last, l.FinishTime)
+		if l.TTFT == nil {
+			return
+		}
+		ms := *l.TTFT * 1000
+		if l.Successful {
+			x.TTFTs = append(x.TTFTs, float32(ms))
+		}
+		if seen%stride == 0 {
+			pts = append(pts, raw{l.SubmitTime, ms, stateOf(l.CacheState)})
+			if len(pts) >= MaxPoints {
+				// Keep every other point and sample half as often.
+				k := 0
+				for i := 0; i < len(pts); i += 2 {
+					pts[k] = pts[i]
+					k++
+				}
+				pts = pts[:k]
+				stride *= 2
+			}
+		}
+		seen++
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.Corrupt = corrupt
 	slices.Sort(x.TTFTs)
 	x.Start = first
 	if last > first {

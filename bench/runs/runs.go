@@ -6,14 +6,17 @@
 package runs
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -174,18 +177,131 @@ func readRun(dir string) *Run {
 	if !isRunDir(dir) {
 		return nil
 	}
-	d, lerr := summariseDir(dir)
+	r, lerr := quickRun(dir)
 	if lerr != nil {
-		r := Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Err: lerr}
-		return &r
+		return &Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Err: lerr}
 	}
-	r := fromSummary(dir, d.Summary)
-	r.Complete = false
-	r.Corrupt = d.Corrupt
 	if !errors.Is(err, fs.ErrNotExist) {
 		r.Err = err
 	}
-	return &r
+	return r
+}
+
+// quickRun is the list's row of a folder without a summary: only the
+// figures the list shows, from one pass of the fast scanner that keeps
+// nothing but the TTFTs (8 bytes a request). They are the collector's
+// figures (Load), computed the same way.
+func quickRun(dir string) (*Run, error) {
+	var (
+		done, failed               int
+		first, last                time.Time
+		firstSubmit                float64
+		ttfts                      []float64
+		sumTTFT                    float64
+		outTokens                  int
+		hitPrompt, hitCached, hitN int
+	)
+	corrupt, err := scanRequests(context.Background(), dir, func(_ int64, _ int, l *indexLine) {
+		if l.SubmitTime > 0 && (firstSubmit == 0 || l.SubmitTime < firstSubmit) {
+			firstSubmit = l.SubmitTime
+		}
+		if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
+			return
+		}
+		submit, finish := unixTime(l.SubmitTime), unixTime(l.FinishTime)
+		done++
+		if first.IsZero() || submit.Before(first) {
+			first = submit
+		}
+		if finish.After(last) {
+			last = finish
+		}
+		if p, k := l.PromptTokens, l.CachedTokens; p != nil && k != nil && *p >= 0 && *k >= 0 && *k <= *p {
+			hitPrompt += *p
+			hitCached += *k
+			hitN++
+		}
+		if !l.Successful {
+			failed++
+			return
+		}
+		if l.TTFT != nil {
+			ms := finite(*l.TTFT * 1000)
+			ttfts = append(ttfts, ms)
+			sumTTFT += ms
+		}
+		if c := l.CompletionTokens; c != nil && *c > 0 {
+			outTokens += *c
+		} else {
+			outTokens += l.Chunks
+		}
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	cfg := readConfig(dir)
+	id := configIdentity(cfg)
+	r := &Run{
+		ID: filepath.Base(dir), Dir: dir, Workload: id.Workload, Model: id.Model,
+		TotalRequests: done, FailedRequests: failed, Interrupted: true, Corrupt: corrupt,
+	}
+	r.StartedAt, r.Name = incompleteStart(dir, id.Workload, firstSubmit)
+	if len(ttfts) > 0 {
+		r.MeanTTFTms = sumTTFT / float64(len(ttfts))
+		slices.Sort(ttfts)
+		r.P99TTFTms = stats.Linear(ttfts, 99)
+	}
+	if done > 0 {
+		if el := max(last.Sub(first).Seconds(), 0); el > 0 {
+			r.OutputThroughput = float64(outTokens) / el
+		}
+	}
+	if hitN > 0 && hitPrompt > 0 {
+		h := float64(hitCached) / float64(hitPrompt)
+		r.HitRatio = &h
+	}
+	return r, nil
+}
+
+// unixTime is the instant of a record's Unix-seconds float, as the
+// collector reads it.
+func unixTime(s float64) time.Time {
+	sec := int64(s)
+	if float64(sec) > s {
+		sec--
+	}
+	return time.Unix(sec, int64((s-float64(sec))*1e9))
+}
+
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// readConfig is config.json, nil when absent or not JSON.
+func readConfig(dir string) json.RawMessage {
+	b, err := os.ReadFile(filepath.Join(dir, record.ConfigFile))
+	if err != nil || !json.Valid(b) {
+		return nil
+	}
+	return b
+}
+
+// incompleteStart is when a run without a summary started and its name:
+// from the folder name, else its first submit, else the folder's time.
+func incompleteStart(dir, workload string, firstSubmit float64) (time.Time, string) {
+	started, name := parseFolderName(filepath.Base(dir), workload)
+	if started.IsZero() && firstSubmit > 0 {
+		started = unixTime(firstSubmit)
+	}
+	if started.IsZero() {
+		if fi, err := os.Stat(dir); err == nil {
+			started = fi.ModTime()
+		}
+	}
+	return started, name
 }
 
 func fromSummary(dir string, s *record.Summary) Run {
@@ -276,9 +392,7 @@ func Load(dir string) (*Detail, error) {
 		d.Run.Complete = false
 		d.Run.Corrupt = d.Corrupt
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, record.ConfigFile)); err == nil && json.Valid(b) {
-		d.Config = b
-	}
+	d.Config = readConfig(dir)
 	return d, nil
 }
 
@@ -287,10 +401,7 @@ func Load(dir string) (*Detail, error) {
 // figures mean what they mean in a written summary.
 func summariseDir(dir string) (*Detail, error) {
 	id := filepath.Base(dir)
-	var cfg json.RawMessage
-	if b, err := os.ReadFile(filepath.Join(dir, record.ConfigFile)); err == nil && json.Valid(b) {
-		cfg = b
-	}
+	cfg := readConfig(dir)
 	c := stats.New()
 	var first float64
 	corrupt, err := record.ReadRequests(dir, func(r *sender.Result) error {
@@ -312,10 +423,9 @@ func summariseDir(dir string) (*Detail, error) {
 		Client:        b.Client,
 	}
 	ci := configIdentity(cfg)
-	workload, model := ci.Workload, ci.Model
 	// config.json holds no URL; the summary's config block is rebuilt from
 	// what is known.
-	sc := map[string]any{"workload": workload, "model": model}
+	sc := map[string]any{"workload": ci.Workload, "model": ci.Model}
 	if cfg != nil {
 		var m map[string]any
 		if json.Unmarshal(cfg, &m) == nil {
@@ -325,16 +435,8 @@ func summariseDir(dir string) (*Detail, error) {
 		}
 	}
 	s.Config = sc
-	started, name := parseFolderName(id, workload)
-	if started.IsZero() && first > 0 {
-		started = time.Unix(0, int64(first*1e9))
-	}
-	if started.IsZero() {
-		if fi, err := os.Stat(dir); err == nil {
-			started = fi.ModTime()
-		}
-	}
-	s.Run = record.RunInfo{ID: id, Name: name, StartedAt: started.UTC().Format(time.RFC3339), Interrupted: true}
+	started, name := incompleteStart(dir, ci.Workload, first)
+	s.Run = record.RunInfo{ID: id, Name: name, StartedAt: started.UTC().Format(time.RFC3339Nano), Interrupted: true}
 	return &Detail{Summary: s, Config: cfg, Corrupt: corrupt}, nil
 }
 

@@ -3,6 +3,7 @@ package runs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -132,6 +133,39 @@ func TestSummariseMatchesWrittenSummary(t *testing.T) {
 	}
 	if string(b.Config) == "" || !strings.Contains(string(b.Config), `"workload": "long-doc-qa"`) {
 		t.Errorf("config.json not loaded: %s", b.Config)
+	}
+}
+
+// The list's quick figures of a folder without a summary are exactly the
+// collector's (Load), for every mix of phases, failures and states.
+func TestQuickListMatchesCollector(t *testing.T) {
+	dir := t.TempDir()
+	for i, spec := range []runstest.Spec{
+		{Requests: 50, Warmup: 3, FailEvery: 7, ReusedEvery: 3, Unverified: true},
+		{Requests: 1, FailEvery: 1},
+		{Requests: 0, Warmup: 2},
+		{Requests: 200, ReusedEvery: 2, Corrupt: true, BaseTTFTms: 33.3},
+	} {
+		spec.Name, spec.Started = fmt.Sprintf("q%d", i), t0.Add(time.Duration(i)*time.Hour)
+		runstest.Write(t, dir, spec)
+	}
+	rs, err := runs.List(dir)
+	if err != nil || len(rs) != 4 {
+		t.Fatalf("list: %d %v", len(rs), err)
+	}
+	for _, r := range rs {
+		d, err := runs.Load(r.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := d.Run
+		if r.TotalRequests != l.TotalRequests || r.FailedRequests != l.FailedRequests || r.MeanTTFTms != l.MeanTTFTms ||
+			r.P99TTFTms != l.P99TTFTms || r.OutputThroughput != l.OutputThroughput ||
+			(r.HitRatio == nil) != (l.HitRatio == nil) || r.HitRatio != nil && *r.HitRatio != *l.HitRatio ||
+			!r.StartedAt.Equal(l.StartedAt) || r.Name != l.Name || r.Workload != l.Workload || r.Model != l.Model ||
+			r.Corrupt != l.Corrupt || r.Complete || l.Complete {
+			t.Errorf("%s:\nlist %+v\nload %+v", r.Name, r, l)
+		}
 	}
 }
 

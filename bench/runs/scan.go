@@ -18,15 +18,27 @@ type indexLine struct {
 	TTFT       *float64 `json:"ttft_s"`
 	CacheState string   `json:"cache_state"`
 
+	PromptTokens     *int `json:"prompt_tokens"`
+	CachedTokens     *int `json:"cached_tokens"`
+	CompletionTokens *int `json:"completion_tokens"`
+	Chunks           int  `json:"chunks"`
+
 	hasID bool // the fast scanner saw a non-empty request_id
+}
+
+// scratch holds the values the pointers of an indexLine point to when
+// the fast scanner filled it, so a line costs no allocation.
+type scratch struct {
+	ttft                       float64
+	prompt, cached, completion int
 }
 
 // parseLine reads one line into l: the fast scanner first, encoding/json
 // when the line needs more than it handles (escapes in a field it reads).
 // ok is false for a line that is not a JSON object with a request_id.
-func parseLine(b []byte, l *indexLine, ttft *float64) bool {
+func parseLine(b []byte, l *indexLine, sc *scratch) bool {
 	*l = indexLine{}
-	switch scanLine(b, l, ttft) {
+	switch scanLine(b, l, sc) {
 	case scanOK:
 		return l.hasID
 	case scanBad:
@@ -47,8 +59,9 @@ const (
 // scanLine is a single-pass reader of a flat JSON object that picks the
 // index's fields without allocating (but for the strings it keeps). Values
 // it does not need are skipped, nested ones included. ttft is where ttft_s
-// is stored when it is a number (l.TTFT then points to it).
-func scanLine(b []byte, l *indexLine, ttft *float64) scanResult {
+// and the token counts are stored in sc when they are numbers (l's
+// pointers then point there).
+func scanLine(b []byte, l *indexLine, sc *scratch) scanResult {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return scanBad
@@ -127,8 +140,39 @@ func scanLine(b []byte, l *indexLine, ttft *float64) scanResult {
 			case "finish_time":
 				l.FinishTime = v
 			default:
-				*ttft = v
-				l.TTFT = ttft
+				sc.ttft = v
+				l.TTFT = &sc.ttft
+			}
+		case "prompt_tokens", "cached_tokens", "completion_tokens", "chunks":
+			var dst **int
+			switch string(key) {
+			case "prompt_tokens":
+				dst, sc.prompt = &l.PromptTokens, 0
+			case "cached_tokens":
+				dst, sc.cached = &l.CachedTokens, 0
+			case "completion_tokens":
+				dst, sc.completion = &l.CompletionTokens, 0
+			}
+			if string(val) == "null" {
+				if dst != nil {
+					*dst = nil
+				}
+				continue
+			}
+			v, err := strconv.Atoi(string(val))
+			if err != nil {
+				// Not an integer: the decoder decides (it refuses the line).
+				return scanSlow
+			}
+			switch string(key) {
+			case "prompt_tokens":
+				sc.prompt, l.PromptTokens = v, &sc.prompt
+			case "cached_tokens":
+				sc.cached, l.CachedTokens = v, &sc.cached
+			case "completion_tokens":
+				sc.completion, l.CompletionTokens = v, &sc.completion
+			default:
+				l.Chunks = v
 			}
 		}
 	}

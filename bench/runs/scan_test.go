@@ -11,9 +11,11 @@ import (
 func sampleLines() []string {
 	f := func(v float64) *float64 { return &v }
 	s := func(v string) *string { return &v }
+	n := func(v int) *int { return &v }
 	rs := []sender.Result{
 		{RequestID: "req-1", Phase: "measured", Successful: true, SubmitTime: 1772366400.25, FinishTime: 1772366401.5,
-			TTFT: f(0.123), CacheState: "cold", Complete: true, Chunks: 4},
+			TTFT: f(0.123), CacheState: "cold", Complete: true, Chunks: 4,
+			PromptTokens: n(1000), CachedTokens: n(0), CompletionTokens: n(64)},
 		{RequestID: "w-0", Phase: "warmup", SubmitTime: 1e9, FinishTime: 1e9 + 1, Error: s("http_503"),
 			ErrorDetail: s(`server said "no" \ twice`), CacheState: "unverified", UnverifiedReason: s("error")},
 		{RequestID: `odd "id"`, Phase: "first", Successful: true, TTFT: f(1.5e-3), CacheState: "reused"},
@@ -25,6 +27,10 @@ func sampleLines() []string {
 	}
 	return append(out,
 		`{"request_id":"x","phase":"measured","successful":true,"submit_time":2,"finish_time":3,"ttft_s":null,"cache_state":null}`,
+		`{"request_id":"x","prompt_tokens":12,"cached_tokens":null,"completion_tokens":-1,"chunks":3}`,
+		`{"request_id":"x","prompt_tokens":8.0}`,
+		`{"request_id":"x","prompt_tokens":1e3}`,
+		`{"request_id":"x","chunks":"3"}`,
 		`  {"request_id" : "n", "nested": {"a": [1, {"b": "}"}], "c": "]"}, "ttft_s": -1.5E+2, "successful": false}  `,
 		`{"request_id":"esc\u0041","phase":"meas\"ured"}`,
 		`{"request_id":"","phase":"measured"}`,
@@ -53,8 +59,8 @@ func checkLine(t *testing.T, line string) {
 	var want indexLine
 	wantOK := json.Unmarshal([]byte(line), &want) == nil && want.RequestID != ""
 	var got indexLine
-	var ttft float64
-	gotOK := parseLine([]byte(line), &got, &ttft)
+	var sc scratch
+	gotOK := parseLine([]byte(line), &got, &sc)
 	if gotOK != wantOK {
 		t.Fatalf("%s: ok %v, encoding/json %v", line, gotOK, wantOK)
 	}
@@ -63,11 +69,16 @@ func checkLine(t *testing.T, line string) {
 	}
 	same := got.Phase == want.Phase && got.Successful == want.Successful && got.SubmitTime == want.SubmitTime &&
 		got.FinishTime == want.FinishTime && got.CacheState == want.CacheState &&
-		(got.TTFT == nil) == (want.TTFT == nil) && (got.TTFT == nil || *got.TTFT == *want.TTFT)
+		sameFloat(got.TTFT, want.TTFT) && sameInt(got.PromptTokens, want.PromptTokens) &&
+		sameInt(got.CachedTokens, want.CachedTokens) && sameInt(got.CompletionTokens, want.CompletionTokens) &&
+		got.Chunks == want.Chunks
 	if !same {
 		t.Errorf("%s:\n got %+v\nwant %+v", line, got, want)
 	}
 }
+
+func sameFloat(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+func sameInt(a, b *int) bool       { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 func FuzzParseLine(f *testing.F) {
 	for _, l := range sampleLines() {
@@ -79,8 +90,8 @@ func FuzzParseLine(f *testing.F) {
 			// A line encoding/json rejects may still scan (the scanner
 			// checks structure, not every literal); it must not panic.
 			var got indexLine
-			var ttft float64
-			parseLine([]byte(line), &got, &ttft)
+			var sc scratch
+			parseLine([]byte(line), &got, &sc)
 			return
 		}
 		checkLine(t, line)
