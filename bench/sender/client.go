@@ -154,7 +154,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			now := time.Now()
-			res = failed(req, now, now, 0, "internal", c.redact(fmt.Sprint("panic: ", p)))
+			res = failed(req, now, now, 0, ErrInternal, c.redact(oneLine(fmt.Sprint("panic: ", p), maxDetailLen)))
 		}
 	}()
 
@@ -254,8 +254,11 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 		}
 		s.fail(code, c.redact(oneLine(detail, maxDetailLen)), now)
 	}
-	if s.errCode == ErrIncomplete && !isEventStream(resp.Header.Get("Content-Type")) {
-		s.errDetail = oneLine(s.errDetail+"; the response is "+resp.Header.Get("Content-Type")+", not text/event-stream", maxDetailLen)
+	if ct := resp.Header.Get("Content-Type"); s.errCode == ErrIncomplete && !isEventStream(ct) {
+		if ct == "" {
+			ct = "no Content-Type"
+		}
+		s.errDetail = oneLine(s.errDetail+"; the response is "+ct+", not text/event-stream", maxDetailLen)
 	}
 	if s.complete {
 		// Let the transport reuse the connection: read the end of the
@@ -354,7 +357,9 @@ func (w *watchdog) stopWatch() {
 	w.timer.Load().Stop()
 }
 
-// Models lists the engine's model ids (GET {base}/models), in order.
+// Models lists the engine's model ids (GET {base}/models), in order. It
+// gives up after 30s unless ctx ends sooner; errors name the URL, never
+// the key, and an empty list is an error.
 func (c *Client) Models(ctx context.Context) ([]string, error) {
 	if ctx == nil {
 		ctx = context.Background()

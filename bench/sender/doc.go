@@ -33,7 +33,9 @@
 //     limit also bounds one event's joined data. A JSON value that is not
 //     an object is `invalid_json`; a top-level `"object": "error"` (vLLM)
 //     counts as an error object like a non-null `error`. Invalid UTF-8 in
-//     text is replaced by U+FFFD, as encoding/json does.
+//     text is replaced by U+FFFD, as encoding/json does. A member repeated
+//     in one JSON object counts once, the last one winning (as Python's
+//     json module reads it).
 //   - Arrival times are taken once per network read: every chunk completed
 //     by one read shares that read's instant.
 //   - Usage: the last non-null `usage` object wins whole (fields are not

@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// Error codes of a Result (spec/record.md), plus kvbench's additions
-// `canceled` (the caller's context ended the request) and
-// `invalid_request` (the request could not be encoded).
+// Error codes of a Result (spec/record.md), plus this package's additions
+// `canceled` (the caller's context ended the request), `invalid_request`
+// (the request could not be encoded) and `internal` (a recovered bug).
 const (
 	ErrStreamError    = "stream_error"
 	ErrInvalidJSON    = "invalid_json"
@@ -23,6 +23,7 @@ const (
 	ErrLineTooLong    = "line_too_long"
 	ErrCanceled       = "canceled"
 	ErrInvalidRequest = "invalid_request"
+	ErrInternal       = "internal"
 )
 
 // DefaultMaxLineBytes is the SSE line limit when none is given.
