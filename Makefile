@@ -34,7 +34,7 @@ bench: ## every benchmark, briefly
 	$(GO) test -bench . -run '^$$' -benchtime 200ms ./...
 
 snapshot: $(GORELEASER) ## release archives for every platform into dist/, nothing published
-	$(GORELEASER) release --snapshot --clean
+	KVBENCH_COMMIT=$(COMMIT) $(GORELEASER) release --snapshot --clean
 
 release-check: $(GORELEASER) ## validate .goreleaser.yaml
 	$(GORELEASER) check
