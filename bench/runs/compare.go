@@ -125,19 +125,38 @@ func pct(p *float64) *float64 {
 // and verdict, the unverified reasons of either run, and the config keys
 // whose values differ.
 func Compare(a, b *Detail) *Comparison {
+	fs := figures(a.Summary, b.Summary)
+	for i := range fs {
+		if unknownIncomplete[fs[i].Key] && (!a.Run.Complete || !b.Run.Complete) {
+			if !a.Run.Complete {
+				fs[i].A = nil
+			}
+			if !b.Run.Complete {
+				fs[i].B = nil
+			}
+			fs[i] = figure(fs[i].Section, fs[i].Key, fs[i].Label, fs[i].Unit, fs[i].Direction, fs[i].A, fs[i].B)
+		}
+	}
 	return &Comparison{
 		A: a, B: b,
-		Figures: figures(a.Summary, b.Summary),
+		Figures: fs,
 		Config:  diffConfig(configOf(a), configOf(b)),
 	}
 }
 
-// Figures lists every figure of one summary, in A (B and Delta nil): the
-// rows a run's detail shows, labelled as in a comparison.
-func Figures(s *record.Summary) []Figure {
-	fs := figures(s, s)
+// unknownIncomplete are figures a run without a summary cannot know: the
+// record holds no trace of them.
+var unknownIncomplete = map[string]bool{"client.cpu_seconds": true}
+
+// Figures lists every figure of one run, in A (B and Delta nil): the rows
+// a run's detail shows, labelled as in a comparison.
+func Figures(d *Detail) []Figure {
+	fs := figures(d.Summary, d.Summary)
 	for i := range fs {
 		fs[i].B, fs[i].Delta, fs[i].Verdict = nil, nil, Same
+		if !d.Run.Complete && unknownIncomplete[fs[i].Key] {
+			fs[i].A = nil
+		}
 	}
 	return fs
 }

@@ -423,18 +423,11 @@ func summariseDir(dir string) (*Detail, error) {
 		Client:        b.Client,
 	}
 	ci := configIdentity(cfg)
-	// config.json holds no URL; the summary's config block is rebuilt from
-	// what is known.
-	sc := map[string]any{"workload": ci.Workload, "model": ci.Model}
+	// The config block is config.json (no URL: it never holds one).
+	s.Config = map[string]any{"workload": ci.Workload, "model": ci.Model}
 	if cfg != nil {
-		var m map[string]any
-		if json.Unmarshal(cfg, &m) == nil {
-			for k, v := range m {
-				sc[k] = v
-			}
-		}
+		s.Config = cfg
 	}
-	s.Config = sc
 	started, name := incompleteStart(dir, ci.Workload, first)
 	s.Run = record.RunInfo{ID: id, Name: name, StartedAt: started.UTC().Format(time.RFC3339Nano), Interrupted: true}
 	return &Detail{Summary: s, Config: cfg, Corrupt: corrupt}, nil

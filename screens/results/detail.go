@@ -429,7 +429,7 @@ func (d *Detail) buildSummary() {
 	add("Run", run)
 
 	section, rows := "", [][2]string(nil)
-	for _, f := range runs.Figures(det.Summary) {
+	for _, f := range runs.Figures(det) {
 		if f.Section != section {
 			add(section, rows)
 			section, rows = f.Section, nil
