@@ -150,6 +150,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.stack[len(m.stack)-1] = msg.Screen
+		m.status, m.statusErr = "", false
 		m.sizeScreen(msg.Screen)
 		return m, msg.Screen.Init()
 
