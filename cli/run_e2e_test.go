@@ -463,3 +463,13 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+func TestRootWithoutTTYPrintsUsageExit2(t *testing.T) {
+	res := testbin.Run(t, 30*time.Second, []string{"KVBENCH_RUNS_DIR=" + t.TempDir()})
+	if res.Code != 2 {
+		t.Fatalf("exit %d, want 2", res.Code)
+	}
+	if !strings.Contains(res.Stderr, "Usage:") || !strings.Contains(res.Stderr, "kvbench run") || res.Stdout != "" {
+		t.Fatalf("want usage on stderr only; stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+}
