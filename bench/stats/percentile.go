@@ -48,6 +48,21 @@ func nearestRankIndex(n int, p float64) int {
 	return min(max(rank, 1), n) - 1
 }
 
+// NearestRankZeros is NearestRank over sorted (all >= 0) merged with
+// zeros extra zero values, without materialising the zeros: pooled ITL
+// samples are mostly chunk gaps plus many zeros.
+func NearestRankZeros(sorted []float64, zeros int, p float64) float64 {
+	n := len(sorted) + zeros
+	if n == 0 {
+		return 0
+	}
+	i := nearestRankIndex(n, p)
+	if i < zeros {
+		return 0
+	}
+	return sorted[i-zeros]
+}
+
 // nearestRankZeros is NearestRank over sorted (all >= 0) merged with
 // zeros extra zero values, without materialising the zeros.
 func nearestRankZeros(sorted []float32, zeros int, p float64) float64 {

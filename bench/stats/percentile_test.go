@@ -80,3 +80,18 @@ func TestNearestRankZerosMatchesMaterialised(t *testing.T) {
 		}
 	}
 }
+
+func TestNearestRankZerosFloat64MatchesMaterialised(t *testing.T) {
+	gaps := []float64{0.5, 10, 20.25, 30}
+	for zeros := 0; zeros < 8; zeros++ {
+		full := append(make([]float64, zeros), gaps...)
+		for _, p := range []float64{1, 25, 50, 75, 95, 99, 100} {
+			if got, want := NearestRankZeros(gaps, zeros, p), NearestRank(full, p); got != want {
+				t.Errorf("zeros=%d p%v: got %v, want %v", zeros, p, got, want)
+			}
+		}
+	}
+	if got := NearestRankZeros(nil, 0, 50); got != 0 {
+		t.Errorf("empty: got %v, want 0", got)
+	}
+}
