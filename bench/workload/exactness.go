@@ -338,7 +338,11 @@ func (w *ConcurrentExactness) figures() ([]ceCellFigures, []ceDifference) {
 	out := make([]ceCellFigures, 0, len(w.cells))
 	for _, c := range w.cells {
 		f := ceCellFigures{Level: c.level, Reps: w.reps, Output: map[string]ceCounts{}, Tokens: map[string]ceCounts{}}
-		var itl, gaps []float64
+		// The pooled gaps are the largest store of the final pass (a 1000
+		// stream level has ~100k): one exact slice, sorted in place, and
+		// ITL's zeros (tokens beyond the chunks) counted, not stored.
+		gaps := make([]float64, 0, c.pooledGaps())
+		zeros := 0
 		var tokSum, spanSum float64
 		for _, rep := range c.results {
 			var groupTok int
@@ -383,10 +387,7 @@ func (w *ConcurrentExactness) figures() ([]ceCellFigures, []ceDifference) {
 				}
 				if r.RoundGapsMs != nil && r.CompletionTokens != nil {
 					gaps = append(gaps, r.RoundGapsMs...)
-					itl = append(itl, r.RoundGapsMs...)
-					for z := *r.CompletionTokens - (len(r.RoundGapsMs) + 1); z > 0; z-- {
-						itl = append(itl, 0)
-					}
+					zeros += max(0, *r.CompletionTokens-(len(r.RoundGapsMs)+1))
 				}
 				if !r.FirstToken.IsZero() {
 					if r.CompletionTokens != nil && *r.CompletionTokens > 0 {
@@ -413,21 +414,35 @@ func (w *ConcurrentExactness) figures() ([]ceCellFigures, []ceDifference) {
 			v := tokSum / spanSum
 			f.AggDecodeTPS = &v
 		}
-		f.ITLP50Ms, f.ITLP95Ms = ceNearestRank(itl, 50), ceNearestRank(itl, 95)
-		f.RoundGapP50Ms, f.RoundGapP95Ms = ceNearestRank(gaps, 50), ceNearestRank(gaps, 95)
+		slices.Sort(gaps)
+		f.ITLP50Ms, f.ITLP95Ms = ceNearestRank(gaps, zeros, 50), ceNearestRank(gaps, zeros, 95)
+		f.RoundGapP50Ms, f.RoundGapP95Ms = ceNearestRank(gaps, 0, 50), ceNearestRank(gaps, 0, 95)
 		out = append(out, f)
 	}
 	return out, diffs
 }
 
-// ceNearestRank is the nearest-rank percentile of samples, nil when none.
-func ceNearestRank(samples []float64, p float64) *float64 {
-	if len(samples) == 0 {
+// pooledGaps counts the round gaps figures pools for the cell (an upper
+// bound: failed requests are skipped there).
+func (c *ceCell) pooledGaps() int {
+	n := 0
+	for _, rep := range c.results {
+		for _, r := range rep {
+			if r != nil && r.CompletionTokens != nil {
+				n += len(r.RoundGapsMs)
+			}
+		}
+	}
+	return n
+}
+
+// ceNearestRank is the nearest-rank percentile of sorted gaps (>= 0)
+// merged with zeros zero values, nil when there are none.
+func ceNearestRank(sorted []float64, zeros int, p float64) *float64 {
+	if len(sorted)+zeros == 0 {
 		return nil
 	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	v := stats.NearestRank(s, p)
+	v := stats.NearestRankZeros(sorted, zeros, p)
 	return &v
 }
 
