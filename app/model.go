@@ -268,7 +268,11 @@ func (m *model) helpView() string {
 
 // contentSize is the area left for a screen once the chrome is drawn.
 func (m *model) contentSize() (int, int) {
-	chrome := lipgloss.Height(m.header()) + 1 + lipgloss.Height(m.helpView())
+	return m.sizeWith(m.header(), m.helpView())
+}
+
+func (m *model) sizeWith(header, help string) (int, int) {
+	chrome := lipgloss.Height(header) + 1 + lipgloss.Height(help)
 	return m.width, max(m.height-chrome, 0)
 }
 
@@ -297,13 +301,31 @@ func (m *model) View() string {
 // render draws the top screen with the chrome, exactly the terminal's
 // size.
 func (m *model) render() string {
-	w, h := m.contentSize()
+	header, help := m.header(), m.helpView()
+	w, h := m.sizeWith(header, help)
 	body := m.top().View()
 	if o, ok := m.top().(overlay); ok && o.Overlay() && len(m.stack) > 1 {
 		body = place(m.stack[len(m.stack)-2].View(), body, w, h)
 	}
-	body = lipgloss.NewStyle().Width(w).Height(h).MaxWidth(w).MaxHeight(h).Render(body)
-	return lipgloss.JoinVertical(lipgloss.Left, m.header(), body, m.statusLine(), m.helpView())
+	return strings.Join([]string{header, fit(body, w, h), m.statusLine(), help}, "\n")
+}
+
+// fit cuts or pads a view to exactly h lines of at most w cells (cheaper
+// than a lipgloss box: this runs for every frame).
+func fit(body string, w, h int) string {
+	lines := strings.Split(body, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > w {
+			lines[i] = ansi.Truncate(l, w, "")
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // place draws fg centred over bg (both w x h at most).

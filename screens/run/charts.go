@@ -8,6 +8,7 @@ import (
 	"github.com/NimbleMarkets/ntcharts/linechart"
 	"github.com/NimbleMarkets/ntcharts/linechart/streamlinechart"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/theme"
@@ -90,33 +91,71 @@ func legend(s *theme.Styles, title, a, b string) string {
 	return s.PanelTitle.Render(title) + " " + s.SeriesA.Render("━ "+a) + " " + s.SeriesB.Render("─ "+b)
 }
 
-// panel frames body with a title in the top border.
+// panel frames body in a rounded border of w x h cells, with title in
+// the top border. Lines are cut or padded to fit. It draws by hand rather
+// than with lipgloss's width and border rendering: a frame of the run
+// screen is drawn several times a second and this is its main cost.
 func panel(st lipgloss.Style, title string, body string, w, h int) string {
-	inner := w - st.GetHorizontalFrameSize()
-	innerH := h - st.GetVerticalFrameSize()
+	padL, padR := st.GetPaddingLeft(), st.GetPaddingRight()
+	inner := w - 2 - padL - padR
+	innerH := h - 2
 	if inner < 1 || innerH < 1 {
 		return ""
 	}
-	lines := strings.Split(body, "\n")
-	if len(lines) > innerH {
-		lines = lines[:innerH]
-	}
-	for i, l := range lines {
-		lines[i] = truncate(l, inner)
-	}
-	box := st.Width(w - st.GetHorizontalBorderSize()).Height(innerH).Render(strings.Join(lines, "\n"))
-	if title == "" {
-		return box
-	}
-	// Put the title into the top border: "╭─ Title ─────╮".
-	rows := strings.SplitN(box, "\n", 2)
-	if len(rows) < 2 {
-		return box
-	}
-	border := st.GetBorderStyle()
+	b := lipgloss.RoundedBorder()
 	bc := lipgloss.NewStyle().Foreground(st.GetBorderTopForeground())
-	t := truncate(" "+title+" ", max(w-4, 0))
-	fill := max(w-2-1-lipgloss.Width(t), 0)
-	top := bc.Render(border.TopLeft+border.Top) + t + bc.Render(strings.Repeat(border.Top, fill)+border.TopRight)
-	return top + "\n" + rows[1]
+	side := bc.Render(b.Left)
+	left, right := side+strings.Repeat(" ", padL), strings.Repeat(" ", padR)+side
+
+	var sb strings.Builder
+	if title == "" {
+		sb.WriteString(bc.Render(b.TopLeft + strings.Repeat(b.Top, w-2) + b.TopRight))
+	} else {
+		t := truncate(" "+title+" ", max(w-4, 0))
+		fill := max(w-3-ansi.StringWidth(t), 0)
+		sb.WriteString(bc.Render(b.TopLeft+b.Top) + t + bc.Render(strings.Repeat(b.Top, fill)+b.TopRight))
+	}
+	lines := strings.Split(body, "\n")
+	for i := range innerH {
+		l := ""
+		if i < len(lines) {
+			l = lines[i]
+		}
+		lw := ansi.StringWidth(l)
+		if lw > inner {
+			l = truncate(l, inner)
+			lw = ansi.StringWidth(l)
+		}
+		sb.WriteByte('\n')
+		sb.WriteString(left)
+		sb.WriteString(l)
+		sb.WriteString(strings.Repeat(" ", max(inner-lw, 0)))
+		sb.WriteString(right)
+	}
+	sb.WriteByte('\n')
+	sb.WriteString(bc.Render(b.BottomLeft + strings.Repeat(b.Bottom, w-2) + b.BottomRight))
+	return sb.String()
+}
+
+// beside joins blocks of the same height line by line (each line already
+// its block's full width).
+func beside(blocks ...string) string {
+	split := make([][]string, len(blocks))
+	n := 0
+	for i, b := range blocks {
+		split[i] = strings.Split(b, "\n")
+		n = max(n, len(split[i]))
+	}
+	var sb strings.Builder
+	for r := range n {
+		if r > 0 {
+			sb.WriteByte('\n')
+		}
+		for _, lines := range split {
+			if r < len(lines) {
+				sb.WriteString(lines[r])
+			}
+		}
+	}
+	return sb.String()
 }

@@ -27,8 +27,9 @@ import (
 const snapshotEvery = 500 * time.Millisecond
 
 // eventWindow is how long the event command keeps collecting after the
-// first event, so a busy run costs at most a few messages per second.
-const eventWindow = 100 * time.Millisecond
+// first event, so a busy run costs at most five messages (and frames) a
+// second for its events.
+const eventWindow = 200 * time.Millisecond
 
 // maxBatch bounds one message's events.
 const maxBatch = 512
@@ -88,6 +89,10 @@ type Model struct {
 	err         string
 
 	bar progress.Model
+
+	// view is the last frame, drawn again only when something changed.
+	view  string
+	dirty bool
 }
 
 // New builds the screen for a prepared runner.
@@ -203,6 +208,10 @@ func (m *Model) InterceptsKey(k tea.KeyMsg) bool {
 }
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg.(type) {
+	case eventsMsg, snapshotMsg, returnedMsg, stopMsg, abortMsg, PreparedMsg, tea.KeyMsg:
+		m.dirty = true
+	}
 	switch msg := msg.(type) {
 	case eventsMsg:
 		if msg.id != m.id {
@@ -398,6 +407,7 @@ func (m *Model) SetSize(w, h int) {
 		return
 	}
 	m.width, m.height = w, h
+	m.dirty = true
 	m.redrawCharts()
 }
 
@@ -482,6 +492,13 @@ func (m *Model) View() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
+	if m.dirty || m.view == "" {
+		m.view, m.dirty = m.draw(), false
+	}
+	return m.view
+}
+
+func (m *Model) draw() string {
 	if m.finished {
 		return m.finishedView()
 	}
@@ -491,7 +508,7 @@ func (m *Model) View() string {
 	st := m.c.Styles
 	var charts string
 	if h >= 3 {
-		charts = lipgloss.JoinHorizontal(lipgloss.Top,
+		charts = beside(
 			panel(st.Panel, legend(st, "TTFT ms", "p50", "max"), m.ttftChart, a, h),
 			panel(st.Panel, legend(st, "tok/s", "output", "input"), m.tpsChart, b, h))
 	}
@@ -500,7 +517,7 @@ func (m *Model) View() string {
 		parts = append(parts, charts)
 	}
 	parts = append(parts, m.panelsView(), m.logView(m.width, m.logHeight()))
-	return lipgloss.JoinVertical(lipgloss.Left, parts...)
+	return strings.Join(parts, "\n")
 }
 
 func (m *Model) headerView() string {
@@ -615,7 +632,7 @@ func (m *Model) panelsView() string {
 	} else {
 		health = append(health, st.OK.Render("client keeps up"))
 	}
-	return lipgloss.JoinHorizontal(lipgloss.Top,
+	return beside(
 		panel(st.Panel, st.PanelTitle.Render("Requests"), reqs, w1, panelLines),
 		panel(st.Panel, st.PanelTitle.Render("Cache"), strings.Join(cacheRows, "\n"), w2, panelLines),
 		panel(st.Panel, st.PanelTitle.Render("Client"), strings.Join(health, "\n"), w3, panelLines))
@@ -690,14 +707,14 @@ func (m *Model) finishedView() string {
 	}
 	// Room on the right: the final charts, the cache and the log.
 	ch := min(max((h-panelLines)/2, 5), 12)
-	right := lipgloss.JoinVertical(lipgloss.Left,
+	right := strings.Join([]string{
 		panel(st.Panel, legend(st, "TTFT ms", "p50", "max"),
 			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, noSecond), rest, ch),
 		panel(st.Panel, legend(st, "tok/s", "output", "input"),
 			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, noSecond), rest, ch),
 		m.logView(rest, max(h-2*ch, 3)),
-	)
-	return head + "\n" + lipgloss.JoinHorizontal(lipgloss.Top, sum, right)
+	}, "\n")
+	return head + "\n" + beside(sum, right)
 }
 
 // scrolled frames the part of text that fits, from the summary offset.
@@ -743,6 +760,7 @@ func fmtDuration(d time.Duration) string {
 // poll would: it lets tests and replays put the screen in a known state
 // without a program.
 func (m *Model) Feed(snap bench.Snapshot, events ...bench.Event) tea.Cmd {
+	m.dirty = true
 	var cmds []tea.Cmd
 	for _, e := range events {
 		cmds = append(cmds, m.onEvent(e))
