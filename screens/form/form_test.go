@@ -1,0 +1,109 @@
+package form
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/theme"
+)
+
+func testCommon() *common.Common {
+	return &common.Common{Width: 100, Height: 30, Styles: theme.New(theme.Default),
+		Now: time.Now, Logger: slog.New(slog.DiscardHandler), RunsDir: "/runs", ConfigDir: "/cfg"}
+}
+
+// Every field's inline check gives the CLI's own message: the range
+// check of config.Field.Check, or the parse error of config.Parse.
+func TestChecksAreTheCLIs(t *testing.T) {
+	for _, f := range config.Fields {
+		switch f.Kind {
+		case config.Int, config.Float, config.Duration:
+		default:
+			continue
+		}
+		for _, bad := range []string{"-1", "0", "nope"} {
+			got := check(f)(bad)
+			var want error
+			v, err := config.Parse(f, bad)
+			if err != nil {
+				want = err
+			} else {
+				want = f.Check(v)
+			}
+			if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+				t.Errorf("%s %q: form says %v, CLI says %v", f.Flag, bad, got, want)
+			}
+		}
+	}
+	// Choices too.
+	f, _ := config.Lookup("ldqa_shuffle_policy")
+	if err := check(f)("sideways"); err == nil || err.Error() != f.Check("sideways").Error() {
+		t.Errorf("choices: %v", err)
+	}
+}
+
+func TestGuidedAsksWhatIsMissing(t *testing.T) {
+	cases := []struct {
+		name                     string
+		set                      map[string]string
+		url, workload, budgetAsk bool
+	}{
+		{"nothing given", nil, true, true, true},
+		{"engine and workload given", map[string]string{"engine_url": "http://x:1", "workload": config.LongDocQA}, false, false, true},
+		{"tokens given", map[string]string{"workload": config.LongDocQA, "tokens_per_gb_kvcache": "100"}, true, false, false},
+		{"lmcache given", map[string]string{"engine_url": "http://x:1", "lmcache_url": "http://x:2"}, false, true, false},
+		{"a workload without a budget", map[string]string{"engine_url": "http://x:1", "workload": config.CacheProbe}, false, false, false},
+	}
+	for _, tc := range cases {
+		cfg := config.Default()
+		for k, v := range tc.set {
+			cfg.SetString(k, v)
+		}
+		m := NewGuided(testCommon(), cfg)
+		if m.askURL != tc.url || m.askWorkload != tc.workload || m.askBudget != tc.budgetAsk {
+			t.Errorf("%s: asks url %v workload %v budget %v", tc.name, m.askURL, m.askWorkload, m.askBudget)
+		}
+	}
+}
+
+func TestApply(t *testing.T) {
+	cfg := config.Default()
+	cfg.SetString("workload", config.LongDocQA)
+	cfg.SetString("engine_url", "http://gpu:8000")
+	cfg.SetString("lmcache_url", "http://gpu:9000")
+	m := New(testCommon(), cfg)
+	if !m.useLMCache {
+		t.Fatal("an LMCache URL given: the form should start with yes")
+	}
+	*m.vals["ldqa_document_length"] = "1234"
+	*m.bools["ignore_eos"] = true
+	got, err := m.apply()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Int("ldqa_document_length") != 1234 || !got.Bool("ignore_eos") || got.String("lmcache_url") != "http://gpu:9000" {
+		t.Errorf("applied: %s lmcache %q", got.ExportJSON(), got.String("lmcache_url"))
+	}
+	// Unchanged values stay unset, as they would on the command line.
+	if got.IsSet("seed") {
+		t.Error("an untouched seed is marked as set")
+	}
+	// No LMCache: its URL goes, tokens per GB is required.
+	m.useLMCache, m.tokens = false, ""
+	if _, err := m.apply(); err == nil || err.Error() != "missing required arguments: --tokens-per-gb-kvcache or --lmcache-url" {
+		t.Errorf("without a budget: %v", err)
+	}
+	m.tokens = "6553"
+	got, err = m.apply()
+	if err != nil || got.String("lmcache_url") != "" || got.Int("tokens_per_gb_kvcache") != 6553 {
+		t.Errorf("tokens: %v %q %d", err, got.String("lmcache_url"), got.Int("tokens_per_gb_kvcache"))
+	}
+	// A value out of range fails with the CLI's message.
+	*m.vals["ldqa_query_per_document"] = "0"
+	if _, err := m.apply(); err == nil || err.Error() != "--ldqa-query-per-document must be >= 1 (got 0)" {
+		t.Errorf("range: %v", err)
+	}
+}
