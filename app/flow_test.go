@@ -124,7 +124,12 @@ func TestFlowHomeFormRunSummary(t *testing.T) {
 	// The summary once finished.
 	tr.waitFor(t, tm, "Engine Benchmark Result (long-doc-qa)", "run finished, exit code 0")
 
-	tm.Send(keyMsg("q")) // back home: the new run is listed
+	// Again, with the same config: a second run folder.
+	tm.Send(keyMsg("a"))
+	tr.waitFor(t, tm, "in flight")
+	tr.waitFor(t, tm, "Engine Benchmark Result (long-doc-qa)", "run finished, exit code 0")
+
+	tm.Send(keyMsg("q")) // back home: the new runs are listed
 	tr.waitFor(t, tm, "kvbench › home", "long-doc-qa flow")
 	tm.Send(keyMsg("q"))
 
@@ -132,9 +137,9 @@ func TestFlowHomeFormRunSummary(t *testing.T) {
 	if fm.code != 0 || !fm.ranOnce {
 		t.Errorf("exit code %d (ran %v), want 0 after a clean run", fm.code, fm.ranOnce)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(runsDir, "*-long-doc-qa-flow"))
-	if len(dirs) != 1 {
-		t.Fatalf("run folders: %v", dirs)
+	dirs, _ := filepath.Glob(filepath.Join(runsDir, "*-long-doc-qa-flow*"))
+	if len(dirs) != 2 {
+		t.Fatalf("run folders: %v, want two (the run and its repeat)", dirs)
 	}
 	sum, err := record.ReadSummary(dirs[0])
 	if err != nil {
