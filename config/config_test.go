@@ -161,12 +161,12 @@ func TestLoadJSONErrors(t *testing.T) {
 		return p
 	}
 	cases := map[string]string{
-		write("a.json", `not json`):                                 "not a JSON object",
+		write("a.json", `not json`):                                         "not a JSON object",
 		write("b.json", `{"workload": "long-doc-qa", "bogus": 1, "zz": 2}`): "unknown key(s): bogus, zz",
-		write("c.json", `{"seed": "42"}`):                           "seed: wrong type string",
-		write("d.json", `{"ldqa_document_length": 1.5}`):            "ldqa_document_length: wrong type",
-		write("e.json", `{"ignore_eos": 1}`):                        "ignore_eos: wrong type",
-		filepath.Join(dir, "absent.json"):                           "no such file",
+		write("c.json", `{"seed": "42"}`):                                   "seed: wrong type string",
+		write("d.json", `{"ldqa_document_length": 1.5}`):                    "ldqa_document_length: wrong type",
+		write("e.json", `{"ignore_eos": 1}`):                                "ignore_eos: wrong type",
+		filepath.Join(dir, "absent.json"):                                   "no such file",
 	}
 	for path, want := range cases {
 		err := Default().LoadJSON(path)

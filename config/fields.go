@@ -199,11 +199,11 @@ func group(g string, f Field) Field { f.Group = g; return f }
 // Fields is every setting of `kvbench run`, general first, then each
 // workload's in the order of spec/workloads.md.
 var Fields = []Field{
-	group("engine", general("engine_url", "engine-url", String, "", "engine base URL (`builtin` starts the simulated engine in-process)")),
+	group("engine", general("engine_url", "engine-url", String, "", "engine base `URL` (builtin starts the simulated engine in-process)")),
 	group("engine", general("lmcache_url", "lmcache-url", String, "", "LMCache server URL: tokens-per-GB is read from its /status")),
 	exported(general("workload", "workload", String, "", "workload to run: "+strings.Join(Workloads, ", "))),
 	exported(group("engine", general("model", "model", String, "", "model name (default: first id of GET /v1/models)"))),
-	exported(group("engine", general("served_model_name", "served-model-name", String, "", "the `model` field sent, when the engine serves an alias (default: --model)"))),
+	exported(group("engine", general("served_model_name", "served-model-name", String, "", "model `NAME` sent in requests when the engine serves an alias (default: --model)"))),
 	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to").withMin(0, true)),
 	exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false)),
 	exported(general("seed", "seed", Int, 42, "seed of every random choice")),

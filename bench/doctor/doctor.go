@@ -102,8 +102,6 @@ type doctor struct {
 	model       string
 	unreachable string // why the engine cannot be used; "" when it can
 
-	modelsMsg string // the models check's message, before the engine is named
-
 	metricsURL  string
 	metricsAll  map[string]float64
 	metricsErr  error
