@@ -98,6 +98,7 @@ func liveSnapshot() bench.Snapshot {
 	s.MeanTTFTms, s.P99TTFTms = 123.4, 456.7
 	s.Cold, s.Reused, s.Unverified = 2, 9, 1
 	s.HitRatio = fptr(0.82)
+	s.ServerHitRate = fptr(0.79)
 	s.MaxDispatchLagMs = 0.4
 	for i := 0; i < 10; i++ {
 		s.Series = append(s.Series, stats.Point{

@@ -3,7 +3,6 @@ package run
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -611,8 +610,8 @@ func (m *Model) panelsView() string {
 		row(st.Unverified.Render("unverified"), st.Unverified.Render(fmt.Sprint(s.Unverified)), w2),
 		row("hit ratio", hit, w2),
 	}
-	if v, ok := optionalRatio(s, "ServerHitRate"); ok {
-		cacheRows = append(cacheRows, row("server hit rate", fmt.Sprintf("%.1f %%", v*100), w2))
+	if s.ServerHitRate != nil {
+		cacheRows = append(cacheRows, row("engine hit rate", fmt.Sprintf("%.1f %%", *s.ServerHitRate*100), w2))
 	}
 	cores := ""
 	if s.Cores > 0 {
@@ -643,16 +642,6 @@ func failedText(st *theme.Styles, n int) string {
 		return st.Error.Render(fmt.Sprint(n))
 	}
 	return fmt.Sprint(n)
-}
-
-// optionalRatio reads a *float64 field of the snapshot by name, so a
-// figure added to the core later shows up without a change here.
-func optionalRatio(s bench.Snapshot, name string) (float64, bool) {
-	f := reflect.ValueOf(s).FieldByName(name)
-	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() || f.Elem().Kind() != reflect.Float64 {
-		return 0, false
-	}
-	return f.Elem().Float(), true
 }
 
 func (m *Model) logView(w, h int) string {

@@ -181,19 +181,17 @@ func TestChartsRedrawOnlyOnANewSecond(t *testing.T) {
 	}
 }
 
-func TestOptionalRatio(t *testing.T) {
-	if _, ok := optionalRatio(bench.Snapshot{}, "NoSuchField"); ok {
-		t.Error("found a field that does not exist")
+// The engine's own hit rate (from --metrics-url) shows when known.
+func TestEngineHitRate(t *testing.T) {
+	m := newScreen(&source{})
+	m.Feed(bench.Snapshot{})
+	if strings.Contains(m.View(), "engine hit rate") {
+		t.Error("an unknown engine hit rate is shown")
 	}
-	if _, ok := optionalRatio(bench.Snapshot{}, "Phase"); ok {
-		t.Error("a string field read as a ratio")
-	}
-	// A *float64 field of the embedded stats snapshot is found by name.
-	var s bench.Snapshot
-	s.HitRatio = new(float64)
-	*s.HitRatio = 0.5
-	if v, ok := optionalRatio(s, "HitRatio"); !ok || v != 0.5 {
-		t.Errorf("HitRatio: %v %v", v, ok)
+	r := 0.625
+	m.Feed(bench.Snapshot{ServerHitRate: &r})
+	if !strings.Contains(m.View(), "62.5 %") {
+		t.Errorf("engine hit rate missing:\n%s", m.View())
 	}
 }
 
