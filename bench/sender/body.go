@@ -234,7 +234,11 @@ type bodyBuf struct {
 
 const maxPooledBody = 4 << 20
 
-var bodyPool = sync.Pool{New: func() any { return &bodyBuf{b: make([]byte, 0, 4096)} }}
+// initialBody fits a short chat body (model, one message, options); a
+// long prompt grows its buffer once, and the grown buffer is pooled.
+const initialBody = 1 << 10
+
+var bodyPool = sync.Pool{New: func() any { return &bodyBuf{b: make([]byte, 0, initialBody)} }}
 
 func getBodyBuf() *bodyBuf {
 	bb := bodyPool.Get().(*bodyBuf)

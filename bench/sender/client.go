@@ -154,9 +154,17 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			now := time.Now()
-			res = failed(req, now, now, 0, ErrInternal, c.redact(oneLine(fmt.Sprint("panic: ", p), maxDetailLen)))
+			failed(&res, req, now, now, 0, ErrInternal, c.redact(oneLine(fmt.Sprint("panic: ", p), maxDetailLen)))
 		}
 	}()
+	c.do(ctx, req, &res)
+	return res
+}
+
+// do is Do filling res in place: the request goroutine's stack holds one
+// Result, not one per return path (thousands of goroutines, each stack
+// sized by its deepest call).
+func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 
 	ep := req.Endpoint
 	if ep == "" {
@@ -170,7 +178,8 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 		target = c.complURL
 	default:
 		now := time.Now()
-		return failed(req, now, now, 0, ErrInvalidRequest, fmt.Sprintf("unknown endpoint %q", ep))
+		failed(res, req, now, now, 0, ErrInvalidRequest, fmt.Sprintf("unknown endpoint %q", ep))
+		return
 	}
 	extra := c.extra
 	err := c.extraErr
@@ -181,13 +190,23 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 		}
 	}
 	bb := getBodyBuf()
-	defer bb.release()
+	// Do's hold on the body ends once the transport has returned the
+	// response (retries and redirects happen inside hc.Do); the reader
+	// the transport writes from keeps its own hold until it is closed, so
+	// thousands of streams in flight hold no request body.
+	held := true
+	defer func() {
+		if held {
+			bb.release()
+		}
+	}()
 	if err == nil {
 		bb.b, err = c.appendBody(bb.b, req, ep, extra)
 	}
 	if err != nil {
 		now := time.Now()
-		return failed(req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+		failed(res, req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+		return
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -197,7 +216,8 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 	if err != nil {
 		body.Close()
 		now := time.Now()
-		return failed(req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+		failed(res, req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+		return
 	}
 	hreq.ContentLength = int64(len(bb.b))
 	hreq.GetBody = func() (io.ReadCloser, error) { return bb.reader(), nil }
@@ -214,13 +234,16 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 
 	submit := time.Now()
 	resp, err := c.hc.Do(hreq)
+	held = false
+	bb.release()
 	if err != nil {
 		now := time.Now()
 		code, detail := c.classify(ctx, err)
 		if code == "" {
 			code, detail = ErrConnect, "POST "+redactURL(target)+": "+unwrapURLError(err).Error()
 		}
-		return failed(req, submit, now, 0, code, c.redact(oneLine(detail, maxDetailLen)))
+		failed(res, req, submit, now, 0, code, c.redact(oneLine(detail, maxDetailLen)))
+		return
 	}
 	defer resp.Body.Close()
 
@@ -232,11 +255,13 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 			detail = "HTTP " + resp.Status
 		}
 		detail = oneLine(detail, maxDetailLen) + c.authHint(resp.StatusCode)
-		return failed(req, submit, now, resp.StatusCode, fmt.Sprintf("http_%d", resp.StatusCode), c.redact(detail))
+		failed(res, req, submit, now, resp.StatusCode, fmt.Sprintf("http_%d", resp.StatusCode), c.redact(detail))
+		return
 	}
 
 	s := getStream(submit, time.Now, c.opts.MaxLineBytes, req.KeepText)
 	defer putStream(s)
+	s.reserve(req.MaxTokens)
 	var wd *watchdog
 	if d := c.opts.IdleTimeout; d > 0 {
 		wd = startWatchdog(submit, d, cancel)
@@ -267,7 +292,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 		io.CopyN(io.Discard, resp.Body, maxDrain)
 		t.Stop()
 	}
-	return s.result(req, resp.StatusCode)
+	s.fill(res, req, resp.StatusCode)
 }
 
 // classify names an error caused by a timeout or by the caller's context.
@@ -311,12 +336,12 @@ func isEventStream(ct string) bool {
 	return err == nil && mt == "text/event-stream"
 }
 
-// failed is the Result of a request that produced no stream.
-func failed(req *Request, submit, finish time.Time, status int, code, detail string) Result {
+// failed fills res for a request that produced no stream.
+func failed(res *Result, req *Request, submit, finish time.Time, status int, code, detail string) {
 	s := getStream(submit, nil, 0, false)
 	defer putStream(s)
 	s.fail(code, detail, finish)
-	return s.result(req, status)
+	s.fill(res, req, status)
 }
 
 // watchdog fails a stream whose reads stop for longer than idle. Reads

@@ -33,6 +33,7 @@ func Measure(body io.Reader, req *Request, submit time.Time, now func() time.Tim
 	}
 	s := getStream(submit, now, maxLine, req.KeepText)
 	defer putStream(s)
+	s.reserve(req.MaxTokens)
 	if err := s.consume(body); err != nil {
 		s.fail(ErrIncomplete, "read: "+oneLine(err.Error(), maxDetailLen), s.now())
 	}
@@ -49,6 +50,15 @@ type vals struct {
 
 // result derives every figure of the record from the parsed stream.
 func (s *stream) result(req *Request, status int) Result {
+	var r Result
+	s.fill(&r, req, status)
+	return r
+}
+
+// fill is result writing into r: Do fills its caller's Result in place,
+// so no Result-sized temporaries deepen the stack of each of thousands of
+// request goroutines.
+func (s *stream) fill(r *Result, req *Request, status int) {
 	v := new(vals)
 	fi := 0
 	f := func(x float64) *float64 {
@@ -57,7 +67,7 @@ func (s *stream) result(req *Request, status int) Result {
 		*p = x
 		return p
 	}
-	r := Result{
+	*r = Result{
 		RequestID:      req.ID,
 		Phase:          req.Phase,
 		HTTPStatus:     status,
@@ -131,9 +141,13 @@ func (s *stream) result(req *Request, status int) Result {
 	// tokens-chunks are zeros.
 	if clean && completion.valid() && s.chunks >= 2 && completion.v >= s.chunks {
 		tokens, n := completion.v, s.chunks
-		gaps := s.gaps[:0]
-		for k := 1; k < n; k++ {
-			gaps = append(gaps, s.arrivals[k]-s.arrivals[k-1])
+		span := s.arrivals[n-1] - s.arrivals[0]
+		// The gaps overwrite the arrivals in place (gap k needs only
+		// arrivals k and k+1, neither overwritten yet): no scratch slice
+		// per pooled stream.
+		gaps := s.arrivals[:n-1]
+		for k := range gaps {
+			gaps[k] = s.arrivals[k+1] - s.arrivals[k]
 		}
 		if req.KeepGaps {
 			r.RoundGapsMs = make([]float64, len(gaps))
@@ -142,7 +156,6 @@ func (s *stream) result(req *Request, status int) Result {
 			}
 		}
 		slices.Sort(gaps)
-		s.gaps = gaps
 		zeros := tokens - n
 		itl := func(p int) float64 {
 			k := nearestRank(tokens-1, p)
@@ -151,7 +164,7 @@ func (s *stream) result(req *Request, status int) Result {
 			}
 			return ms(gaps[k-zeros-1])
 		}
-		r.ITLMeanMs = f(ms(s.arrivals[n-1]-s.arrivals[0]) / float64(tokens-1))
+		r.ITLMeanMs = f(ms(span) / float64(tokens-1))
 		r.ITLP50Ms = f(itl(50))
 		r.ITLP95Ms = f(itl(95))
 		r.RoundGapP50Ms = f(ms(gaps[nearestRank(n-1, 50)-1]))
@@ -179,7 +192,6 @@ func (s *stream) result(req *Request, status int) Result {
 	if req.KeepText {
 		r.Text = string(s.text)
 	}
-	return r
 }
 
 // receipt decides the observed cache state. Precedence of the

@@ -91,8 +91,7 @@ type stream struct {
 	first      time.Time
 	hasFirst   bool
 	chunks     int
-	arrivals   []time.Duration // content/reasoning chunk arrivals since submit
-	gaps       []time.Duration // scratch for the percentiles
+	arrivals   []time.Duration // content/reasoning chunk arrivals since submit; result turns them into gaps
 	contentH   hash.Hash
 	reasonH    hash.Hash
 	hasOutput  bool
@@ -130,7 +129,7 @@ func getStream(submit time.Time, now func() time.Time, maxLine int, keepText boo
 	s.tmplOK = false
 	s.done, s.seen, s.complete, s.errCode, s.errDetail = false, false, false, "", ""
 	s.finish, s.first, s.hasFirst, s.chunks = time.Time{}, time.Time{}, false, 0
-	s.arrivals, s.gaps = s.arrivals[:0], s.gaps[:0]
+	s.arrivals = s.arrivals[:0]
 	s.contentH.Reset()
 	s.reasonH.Reset()
 	s.hasOutput, s.usage, s.hasUsage, s.cacheN, s.tokenSHALn = false, usage{}, false, count{}, 0
@@ -152,10 +151,19 @@ func putStream(s *stream) {
 		s.text = nil
 	}
 	if cap(s.arrivals) > maxPooledChunks {
-		s.arrivals, s.gaps = nil, nil
+		s.arrivals = nil
 	}
 	s.now, s.lastRead = nil, nil
 	streamPool.Put(s)
+}
+
+// reserve sizes the arrival times for a reply of up to maxTokens chunks
+// at once, rather than growing them by doubling, which leaves garbage
+// behind for every new pooled stream when thousands start together.
+func (s *stream) reserve(maxTokens int) {
+	if n := min(maxTokens, maxPooledChunks); n > cap(s.arrivals) {
+		s.arrivals = make([]time.Duration, 0, n)
+	}
 }
 
 // fail records the first error and stops the stream.
