@@ -127,8 +127,8 @@ keys s
 
 # The live run screen: phase, charts, counters, cache, log; captured once
 # measured requests came back and the charts have their first second.
-wait_for "run long-doc-qa" "in flight" "TTFT ms" "Cache" "Log" "phase measuring" "reused"
-wait_gone "waiting for the first measured second"
+wait_for "run long-doc-qa" "in flight" "TTFT ms" "Cache" "Log" "phase measuring" "ms  reused"
+wait_gone "waiting for the first"
 show "live run"
 
 # The summary once finished.

@@ -56,8 +56,8 @@ func compact(_ int, v float64) string {
 
 // What an empty chart says, while running and once finished.
 const (
-	waiting  = "waiting for the first measured second…"
-	noSecond = "the measured phase lasted under a second"
+	waiting  = "waiting for the first second…"
+	noSecond = "measured in under a second"
 )
 
 // drawChart draws two lines (a over b) in w x h cells; the newest second
@@ -67,7 +67,7 @@ func drawChart(s *theme.Styles, w, h int, a, b []float64, empty string) string {
 		return ""
 	}
 	if len(a) == 0 {
-		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s.Muted.Render(empty))
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s.Muted.Render(truncate(empty, w)))
 	}
 	lc := linechart.New(w, h, 0, 1, 0, 1,
 		linechart.WithXYSteps(0, 2),

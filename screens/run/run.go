@@ -688,7 +688,9 @@ func (m *Model) finishedView() string {
 	if text == "" {
 		text = "no summary was written"
 	}
-	sumW := min(max(lipgloss.Width(text)+st.Panel.GetHorizontalFrameSize(), 40), m.width)
+	// The panel fits the report; the record's path may be cut.
+	report, _, _ := strings.Cut(text, "\n\nRecord: ")
+	sumW := min(max(lipgloss.Width(report)+st.Panel.GetHorizontalFrameSize(), 40), m.width)
 	sum := m.scrolled(text, sumW, h)
 	rest := m.width - sumW
 	if rest < 40 {
