@@ -31,8 +31,13 @@ const DefaultMaxLineBytes = 16 << 20
 
 const (
 	// SSE events are a few hundred bytes; the buffer grows for longer
-	// lines. Thousands of streams in flight each hold one.
-	initialBuf = 4 << 10
+	// lines. Thousands of streams in flight each hold one, on top of the
+	// transport's own 4 KiB read buffer per connection, so 2 KiB: a read
+	// still takes several events, and the memory is half.
+	initialBuf = 2 << 10
+	// initialEvent fits one event's data (a chunk, the usage chunk) and
+	// the chunk template without regrowing.
+	initialEvent = 512
 	// Buffers grown past these sizes by one long stream are not pooled.
 	maxPooledBuf     = 1 << 20
 	maxPooledChunks  = 1 << 16
@@ -110,6 +115,8 @@ type stream struct {
 var streamPool = sync.Pool{New: func() any {
 	return &stream{
 		buf:      make([]byte, initialBuf),
+		ev:       make([]byte, 0, initialEvent),
+		tmpl:     make([]byte, 0, initialEvent),
 		contentH: sha256.New(),
 		reasonH:  sha256.New(),
 	}
