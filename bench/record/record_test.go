@@ -370,3 +370,31 @@ func objectKeys(t *testing.T, raw []byte, path string) []string {
 	}
 	return keys
 }
+
+func TestAppendLineIsMarshal(t *testing.T) {
+	w, err := Create(t.TempDir(), "concurrent-exactness", "", started)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := []*sender.Result{
+		{RequestID: "a<b>&", Phase: sender.PhaseMeasured, TTFT: fptr(0.1234567), PromptTokens: iptr(7),
+			ErrorDetail: sptr("quote \" and \u2028"), CacheState: sender.StateCold},
+		{RequestID: "b", Phase: sender.PhaseWarmup},
+	}
+	var want []byte
+	for _, r := range rs {
+		if err := w.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(append(want, b...), '\n')
+	}
+	w.Close()
+	got, _ := os.ReadFile(filepath.Join(w.Dir(), RequestsFile))
+	if !bytes.Equal(got, want) {
+		t.Errorf("requests.jsonl\n%s\nwant json.Marshal lines\n%s", got, want)
+	}
+}
