@@ -25,10 +25,21 @@ func ReadRequests(dir string, fn func(*sender.Result) error) (corrupt int, err e
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
+	// Lines are read in place (no copy per line); only a line longer than
+	// the buffer is assembled in long, which is reused.
+	var long []byte
 	for {
-		line, rerr := br.ReadBytes('\n')
+		line, rerr := br.ReadSlice('\n')
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			long = append(long, line...)
+			continue
+		}
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return corrupt, fmt.Errorf("read %s: %w", path, rerr)
+		}
+		if len(long) > 0 {
+			long = append(long, line...)
+			line, long = long, long[:0]
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			var r sender.Result

@@ -398,3 +398,27 @@ func TestAppendLineIsMarshal(t *testing.T) {
 		t.Errorf("requests.jsonl\n%s\nwant json.Marshal lines\n%s", got, want)
 	}
 }
+
+func TestReadRequestsLongLines(t *testing.T) {
+	dir := t.TempDir()
+	line := func(id string, detail int) string {
+		b, _ := json.Marshal(&sender.Result{RequestID: id, Phase: "measured", ErrorDetail: sptr(strings.Repeat("d", detail))})
+		return string(b)
+	}
+	// Longer than the reader's 64 KiB buffer, between short ones, and an
+	// unterminated long last line.
+	content := line("a", 10) + "\n" + line("b", 200<<10) + "\n" + line("c", 5) + "\n" +
+		line("d", 130<<10) + "\n" + line("e", 70<<10)
+	if err := os.WriteFile(filepath.Join(dir, RequestsFile), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	corrupt, err := ReadRequests(dir, func(r *sender.Result) error {
+		got = append(got, fmt.Sprintf("%s:%d", r.RequestID, len(*r.ErrorDetail)))
+		return nil
+	})
+	want := fmt.Sprintf("a:10,b:%d,c:5,d:%d,e:%d", 200<<10, 130<<10, 70<<10)
+	if err != nil || corrupt != 0 || strings.Join(got, ",") != want {
+		t.Errorf("got %v, corrupt %d, err %v; want %s", got, corrupt, err, want)
+	}
+}
