@@ -169,6 +169,13 @@ func (c *Collector) addCache(r *sender.Result) {
 
 func (c *Collector) addLatency(r *sender.Result) {
 	if len(r.RoundGapsMs) > 0 {
+		if need := len(c.gaps) + len(r.RoundGapsMs); need > cap(c.gaps) {
+			// Double: append's 1.25x growth of a large slice leaves about
+			// four times the pooled gaps behind as garbage by the end.
+			g := make([]float32, len(c.gaps), max(need, 2*cap(c.gaps), 1024))
+			copy(g, c.gaps)
+			c.gaps = g
+		}
 		for _, g := range r.RoundGapsMs {
 			g = max(finite(g), 0)
 			c.gaps = append(c.gaps, float32(g))
