@@ -86,15 +86,24 @@ func main() {
 		total += counts[i]
 	}
 	sort.Float64s(ok)
-	pick := func(p float64) float64 {
-		if len(ok) == 0 {
-			return 0
-		}
-		k := int(p / 100 * float64(len(ok)-1))
-		return ok[k]
-	}
 	json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"streams": *streams, "ok": len(ok), "tokens": total,
-		"ttft_p50_ms": pick(50), "ttft_p99_ms": pick(99),
+		"ttft_p50_ms": linear(ok, 50), "ttft_p99_ms": linear(ok, 99),
 	})
+}
+
+// linear is the p-th percentile of sorted values by linear interpolation
+// at rank (n-1)p/100, the method of kvbench's p50/p99 TTFT (LMCache's), so
+// both clients' figures are computed alike.
+func linear(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	k := float64(n-1) * p / 100
+	f := int(k)
+	if f >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[f] + (k-float64(f))*(sorted[f+1]-sorted[f])
 }
