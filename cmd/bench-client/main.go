@@ -47,6 +47,7 @@ type options struct {
 	serverCPU, clientCPU string
 	warmup               bool
 	keep                 bool
+	kvbench              string // a prebuilt kvbench to measure instead of building one
 }
 
 // figures is what one client run measured.
@@ -112,6 +113,7 @@ func main() {
 	flag.StringVar(&o.clientCPU, "client-cpu", "1", "CPU list the clients are pinned to")
 	flag.BoolVar(&o.warmup, "warmup", true, "run the reader once, unmeasured, before the first run")
 	flag.BoolVar(&o.keep, "keep", false, "keep the binaries and kvbench's run records (the folder is printed)")
+	flag.StringVar(&o.kvbench, "kvbench", "", "measure this kvbench binary (e.g. an older build) instead of building the module's; the engine is always the module's")
 	flag.Parse()
 	if o.runs < 1 || o.streams < 1 || o.tokens < 1 {
 		fmt.Fprintln(os.Stderr, "bench-client: --runs, --streams and --tokens must be >= 1")
@@ -162,6 +164,12 @@ func run(o options) (bool, error) {
 		return false, err
 	}
 	defer stop()
+	if o.kvbench != "" {
+		if kvbench, err = filepath.Abs(o.kvbench); err != nil {
+			return false, err
+		}
+		fmt.Printf("measuring %s\n", kvbench)
+	}
 	fmt.Printf("engine %s on CPU %s: fixed TTFT %s, gap %s; clients on CPU %s; %d streams x %d tokens\n",
 		url, o.serverCPU, o.ttft, o.itl, o.clientCPU, o.streams, o.tokens)
 	fmt.Printf("targets: CPU per token <= %.1fx the reader, TTFT p50 error <= %.2fx the reader's + %.0f ms, peak RSS <= %.1fx\n\n",
