@@ -109,7 +109,11 @@ func New(opts Options) *Client {
 
 // newTransport is sized for thousands of concurrent streams to one host:
 // no per-host connection cap, every connection kept for reuse, dials in
-// parallel, HTTP/1.1 only, no gzip (it would delay chunks).
+// parallel, HTTP/1.1 only, no gzip (it would delay chunks). A
+// connection's write buffer only carries the request line, the headers and
+// the start of the body (net/http copies the rest of a longer body to the
+// socket past it), so 1 KiB rather than 4 costs at most one more write per
+// request, never per chunk, and saves 3 MB at 1000 connections.
 func newTransport() *http.Transport {
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	protos := new(http.Protocols)
@@ -124,6 +128,7 @@ func newTransport() *http.Transport {
 		TLSHandshakeTimeout: 30 * time.Second,
 		DisableCompression:  true,
 		Protocols:           protos,
+		WriteBufferSize:     1 << 10,
 	}
 }
 
