@@ -224,7 +224,9 @@ func moduleRoot() (string, error) {
 func startEngine(kvbench string, o options) (string, func(), error) {
 	sim := exec.Command("taskset", "-c", o.serverCPU, kvbench, "sim", "--listen", "127.0.0.1:0",
 		"--fixed-ttft", o.ttft.String(), "--fixed-itl", o.itl.String())
-	sim.Stderr = os.Stderr
+	// The engine's own messages are shown only when it fails to start.
+	var simErr bytes.Buffer
+	sim.Stderr = &simErr
 	out, err := sim.StdoutPipe()
 	if err != nil {
 		return "", nil, err
@@ -266,10 +268,10 @@ func startEngine(kvbench string, o options) (string, func(), error) {
 			return url, stop, nil
 		}
 		stop()
-		return "", nil, errors.New("the engine exited without printing its URL")
+		return "", nil, fmt.Errorf("the engine exited without printing its URL: %s", strings.TrimSpace(simErr.String()))
 	case <-time.After(engineWaitS * time.Second):
 		stop()
-		return "", nil, fmt.Errorf("the engine printed no URL within %ds", engineWaitS)
+		return "", nil, fmt.Errorf("the engine printed no URL within %ds: %s", engineWaitS, strings.TrimSpace(simErr.String()))
 	}
 }
 
