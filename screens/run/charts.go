@@ -77,6 +77,10 @@ func drawChart(s *theme.Styles, w, h int, a, b []float64, empty string) string {
 	c := streamlinechart.New(w, h, streamlinechart.WithLineChart(&lc))
 	c.SetDataSetStyles("a", runes.ArcLineStyle, s.SeriesA)
 	c.SetDataSetStyles("b", runes.ThinLineStyle, s.SeriesB)
+	if len(a) == 1 {
+		// A line needs two columns: show the first second as a dash.
+		a, b = append(a, a[0]), append(b, b[0])
+	}
 	for i := range a {
 		c.PushDataSet("b", b[i])
 		c.PushDataSet("a", a[i])

@@ -214,3 +214,12 @@ func TestStopKeys(t *testing.T) {
 		t.Error("q is still kept after the run ended")
 	}
 }
+
+// The first second already shows on the chart.
+func TestOneSecondIsDrawn(t *testing.T) {
+	st := theme.New(theme.Default)
+	out := drawChart(st, 30, 5, []float64{10}, []float64{20}, waiting)
+	if !strings.ContainsAny(out, "─╭╮╯╰┌┐└┘") {
+		t.Errorf("no line for one second:\n%s", out)
+	}
+}
