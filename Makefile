@@ -22,7 +22,7 @@ build: ## bin/kvbench with version, commit and date stamped in
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/kvbench .
 
 test: ## what CI runs (.ci/run)
-	$(GO) vet ./... && $(GO) test -race ./...
+	$(GO) vet ./... && $(GO) test -race ./... && $(GO) test -run '^$$' -bench . -benchtime 100x ./bench/sender ./bench/stats ./sim
 
 lint: $(STATICCHECK) ## gofmt check, go vet, staticcheck
 	@unformatted="$$(gofmt -l .)"; \
