@@ -69,18 +69,20 @@ func drawChart(s *theme.Styles, w, h int, a, b []float64, empty string) string {
 	if len(a) == 0 {
 		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s.Muted.Render(truncate(empty, w)))
 	}
-	lc := linechart.New(w, h, 0, 1, 0, 1,
+	// A fixed range with headroom: with an automatic one the largest
+	// value lands just outside the canvas.
+	top := 1.0
+	for i := range a {
+		top = max(top, a[i], b[i])
+	}
+	top *= 1.15
+	lc := linechart.New(w, h, 0, 1, 0, top,
 		linechart.WithXYSteps(0, 2),
-		linechart.WithAutoYRange(),
 		linechart.WithStyles(s.ChartAxis, s.ChartLabel, s.SeriesA),
 		linechart.WithYLabelFormatter(compact))
 	c := streamlinechart.New(w, h, streamlinechart.WithLineChart(&lc))
 	c.SetDataSetStyles("a", runes.ArcLineStyle, s.SeriesA)
 	c.SetDataSetStyles("b", runes.ThinLineStyle, s.SeriesB)
-	if len(a) == 1 {
-		// A line needs two columns: show the first second as a dash.
-		a, b = append(a, a[0]), append(b, b[0])
-	}
 	for i := range a {
 		c.PushDataSet("b", b[i])
 		c.PushDataSet("a", a[i])

@@ -215,11 +215,24 @@ func TestStopKeys(t *testing.T) {
 	}
 }
 
-// The first second already shows on the chart.
-func TestOneSecondIsDrawn(t *testing.T) {
+// Both lines show from the first second, the largest value included
+// (not pushed off the top of the chart).
+func TestBothLinesDrawn(t *testing.T) {
 	st := theme.New(theme.Default)
-	out := drawChart(st, 30, 5, []float64{10}, []float64{20}, waiting)
-	if !strings.ContainsAny(out, "─╭╮╯╰┌┐└┘") {
-		t.Errorf("no line for one second:\n%s", out)
+	for _, n := range []int{1, 5} {
+		a, b := make([]float64, n), make([]float64, n)
+		for i := range n {
+			a[i], b[i] = 10, 20
+		}
+		out := drawChart(st, 30, 5, a, b, waiting)
+		rows := 0
+		for _, l := range strings.Split(out, "\n") {
+			if strings.ContainsAny(l, "─╭╮╯╰┌┐└┘") {
+				rows++
+			}
+		}
+		if rows < 2 {
+			t.Errorf("%d second(s): %d line rows, want the p50 and the max:\n%s", n, rows, out)
+		}
 	}
 }
