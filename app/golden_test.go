@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/dialog"
 	"github.com/kvbench/kvbench/screens/form"
 	"github.com/kvbench/kvbench/screens/home"
 	"github.com/kvbench/kvbench/screens/run"
@@ -115,7 +116,7 @@ func TestGoldenDeleteProfileDialog(t *testing.T) {
 			press(m, "down")
 		}
 		press(m, "x")
-		if _, ok := m.top().(*run.Confirm); !ok {
+		if _, ok := m.top().(*dialog.Confirm); !ok {
 			t.Fatalf("x on a profile opened %T, want the confirm dialog", m.top())
 		}
 		return m.render()
@@ -182,7 +183,7 @@ func TestGoldenRunStopDialog(t *testing.T) {
 		m := sized(c, s, w, h)
 		s.Feed(liveSnapshot(), liveEvents()...)
 		press(m, "q")
-		if _, ok := m.top().(*run.Confirm); !ok {
+		if _, ok := m.top().(*dialog.Confirm); !ok {
 			t.Fatalf("q during a run opened %T, want the stop dialog", m.top())
 		}
 		return m.render()

@@ -22,6 +22,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/dialog"
 	"github.com/kvbench/kvbench/screens/form"
 	"github.com/kvbench/kvbench/screens/run"
 )
@@ -261,11 +262,11 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 		name := m.profiles[it.index].Name
 		dir := m.c.ConfigDir
-		return common.Push(run.NewConfirm(m.c, "Delete profile?",
+		return common.Push(dialog.NewConfirm(m.c, "Delete profile?",
 			fmt.Sprintf("The profile %q (%s) is removed from disk.", name, filepath.Join(dir, "profiles", name+".json")),
 			func() tea.Msg {
 				return deletedMsg{home: m, name: name, err: config.Profiles{Dir: dir}.Delete(name)}
-			}, nil, nil))
+			}))
 	case key.Matches(k, m.keys.Refresh):
 		return Load(m.c)
 	}

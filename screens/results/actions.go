@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/dialog"
 )
 
 func shortID(dir string) string { return filepath.Base(dir) }
@@ -69,62 +70,16 @@ func exportCmd(dir, path string) tea.Cmd {
 	}
 }
 
-// Confirm is a yes/no dialog drawn over the screen beneath; it pops
-// itself, then runs yes when confirmed.
-type Confirm struct {
-	c           *common.Common
-	title, text string
-	yes         tea.Cmd
-	keys        struct{ Yes, No key.Binding }
+// confirm asks title/text in the shared dialog; yes runs after the
+// dialog is gone. The explorer's dialogs take y or Y, never enter, and are
+// a little wider than the run screen's.
+func confirm(c *common.Common, title, text string, yes tea.Cmd) *dialog.Confirm {
+	return dialog.NewConfirm(c, title, text, yes,
+		dialog.Keys(
+			key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
+			key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no"))),
+		dialog.Width(10, 64))
 }
-
-// NewConfirm asks title/text; yes runs after the dialog is gone.
-func NewConfirm(c *common.Common, title, text string, yes tea.Cmd) *Confirm {
-	d := &Confirm{c: c, title: title, text: text, yes: yes}
-	d.keys.Yes = key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes"))
-	d.keys.No = key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no"))
-	return d
-}
-
-func (d *Confirm) Init() tea.Cmd { return nil }
-
-func (d *Confirm) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	km, ok := msg.(tea.KeyMsg)
-	if !ok {
-		return d, nil
-	}
-	switch {
-	case key.Matches(km, d.keys.Yes):
-		return d, tea.Sequence(common.Pop, d.yes)
-	case key.Matches(km, d.keys.No):
-		return d, common.Pop
-	}
-	return d, nil
-}
-
-func (d *Confirm) View() string {
-	s := d.c.Styles
-	w := min(max(d.c.Width-10, 20), 64)
-	body := lipgloss.JoinVertical(lipgloss.Left,
-		s.Title.Render(d.title),
-		"",
-		lipgloss.NewStyle().Width(w).Render(d.text),
-		"",
-		s.Key.Render("y")+s.Muted.Render(" yes   ")+s.Key.Render("n")+s.Muted.Render(" no"),
-	)
-	return s.Dialog.Render(body)
-}
-
-// InterceptsKey keeps q in the dialog, where it answers no.
-func (d *Confirm) InterceptsKey(k tea.KeyMsg) bool { return key.Matches(k, d.keys.No) }
-
-// Overlay draws the dialog over the screen beneath.
-func (d *Confirm) Overlay() bool             { return true }
-func (d *Confirm) SetSize(int, int)          {}
-func (d *Confirm) Title() string             { return d.title }
-func (d *Confirm) Typing() bool              { return false }
-func (d *Confirm) ShortHelp() []key.Binding  { return []key.Binding{d.keys.Yes, d.keys.No} }
-func (d *Confirm) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
 
 // Export asks where to write a run's config.
 type Export struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/dialog"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -285,10 +286,10 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		id := m.id
-		return common.Push(NewConfirm(m.c, "Stop the run?",
+		return common.Push(dialog.NewConfirm(m.c, "Stop the run?",
 			"No new requests are sent; those in flight finish and the partial results are saved (exit 130). Press ctrl+c again to stop at once.",
-			func() tea.Msg { return stopMsg{id: id} }, nil,
-			func() tea.Msg { return abortMsg{id: id} }))
+			func() tea.Msg { return stopMsg{id: id} },
+			dialog.CtrlC("stop now", func() tea.Msg { return abortMsg{id: id} })))
 	case key.Matches(k, m.keys.Focus):
 		m.logFocus = !m.logFocus
 		return nil

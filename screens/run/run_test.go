@@ -18,6 +18,7 @@ import (
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/dialog"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -206,7 +207,7 @@ func TestStopKeys(t *testing.T) {
 	if !ok {
 		t.Fatalf("q gave %T", cmd())
 	}
-	if _, ok := push.Screen.(*Confirm); !ok {
+	if _, ok := push.Screen.(*dialog.Confirm); !ok {
 		t.Fatalf("q pushed %T", push.Screen)
 	}
 	m.Feed(bench.Snapshot{}, bench.Event{Kind: bench.RunFinished, Summary: &record.Summary{}})

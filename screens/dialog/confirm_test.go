@@ -1,0 +1,121 @@
+package dialog_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/dialog"
+	"github.com/kvbench/kvbench/theme"
+)
+
+type yesMsg struct{}
+type nowMsg struct{}
+
+func yes() tea.Msg { return yesMsg{} }
+func now() tea.Msg { return nowMsg{} }
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// answer presses k and returns the messages its command leads to, a
+// sequence's in order.
+func answer(d *dialog.Confirm, k string) []tea.Msg {
+	_, cmd := d.Update(keyMsg(k))
+	var out []tea.Msg
+	var run func(tea.Cmd)
+	run = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		msg := cmd()
+		if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice {
+			for i := range v.Len() {
+				run(v.Index(i).Interface().(tea.Cmd))
+			}
+			return
+		}
+		out = append(out, msg)
+	}
+	run(cmd)
+	return out
+}
+
+func want(t *testing.T, k string, got []tea.Msg, msgs ...tea.Msg) {
+	t.Helper()
+	if !reflect.DeepEqual(got, msgs) {
+		t.Errorf("%s: got %#v, want %#v", k, got, msgs)
+	}
+}
+
+func newCommon(w int) *common.Common {
+	return &common.Common{Width: w, Height: 30, Styles: theme.New(theme.Default)}
+}
+
+func TestConfirmDefaults(t *testing.T) {
+	d := dialog.NewConfirm(newCommon(100), "Sure?", "text", yes)
+	for _, k := range []string{"y", "enter"} {
+		want(t, k, answer(d, k), common.PopMsg{}, yesMsg{})
+	}
+	for _, k := range []string{"n", "q"} {
+		want(t, k, answer(d, k), common.PopMsg{})
+	}
+	want(t, "Y", answer(d, "Y"))
+	want(t, "ctrl+c", answer(d, "ctrl+c"))
+	if !d.InterceptsKey(keyMsg("q")) || d.InterceptsKey(keyMsg("ctrl+c")) {
+		t.Error("the dialog keeps ctrl+c or leaves q to the root")
+	}
+}
+
+func TestConfirmCtrlC(t *testing.T) {
+	d := dialog.NewConfirm(newCommon(100), "Stop?", "text", yes, dialog.CtrlC("stop now", now))
+	want(t, "ctrl+c", answer(d, "ctrl+c"), common.PopMsg{}, nowMsg{})
+	if !d.InterceptsKey(keyMsg("ctrl+c")) {
+		t.Error("ctrl+c is left to the root")
+	}
+	var helps []string
+	for _, b := range d.ShortHelp() {
+		if b.Enabled() {
+			helps = append(helps, b.Help().Desc)
+		}
+	}
+	if got := strings.Join(helps, ","); got != "yes,no,stop now" {
+		t.Errorf("help %q", got)
+	}
+}
+
+func TestConfirmKeysAndWidth(t *testing.T) {
+	text := strings.Repeat("word ", 40)
+	d := dialog.NewConfirm(newCommon(200), "Delete?", text, yes,
+		dialog.Keys(
+			key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
+			key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no"))),
+		dialog.Width(10, 64))
+	want(t, "Y", answer(d, "Y"), common.PopMsg{}, yesMsg{})
+	want(t, "N", answer(d, "N"), common.PopMsg{})
+	want(t, "enter", answer(d, "enter"))
+
+	// The frame adds a border and two cells of padding on each side.
+	frame := theme.New(theme.Default).Dialog.GetHorizontalFrameSize()
+	if w := lipgloss.Width(d.View()); w != 64+frame {
+		t.Errorf("width %d, want %d", w, 64+frame)
+	}
+	if w := lipgloss.Width(dialog.NewConfirm(newCommon(200), "Delete?", text, yes).View()); w != 60+frame {
+		t.Errorf("default width %d, want %d", w, 60+frame)
+	}
+	if w := lipgloss.Width(dialog.NewConfirm(newCommon(50), "Delete?", text, yes).View()); w != 42+frame {
+		t.Errorf("width on a 50-cell screen %d, want %d", w, 42+frame)
+	}
+}
