@@ -70,11 +70,13 @@ func exportCmd(dir, path string) tea.Cmd {
 	}
 }
 
-// confirm asks title/text in the shared dialog; yes runs after the
-// dialog is gone. The explorer's dialogs take y or Y, never enter, and are
-// a little wider than the run screen's.
-func confirm(c *common.Common, title, text string, yes tea.Cmd) *dialog.Confirm {
-	return dialog.NewConfirm(c, title, text, yes,
+// confirmDelete asks before the run id in dir is removed. The explorer's
+// dialogs take y or Y, never enter, and are a little wider than the run
+// screen's.
+func confirmDelete(c *common.Common, id, dir string, by any) *dialog.Confirm {
+	return dialog.NewConfirm(c, "Delete run?",
+		fmt.Sprintf("%s\n%s\nThe folder and every file in it are removed.", id, dir),
+		deleteCmd(dir, by),
 		dialog.Keys(
 			key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
 			key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no"))),

@@ -239,9 +239,7 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return d.req.setFilter(d, runs.Filters[(int(d.req.filter)+step)%len(runs.Filters)])
 	case key.Matches(msg, k.Delete):
-		return common.Push(confirm(d.c, "Delete run?",
-			fmt.Sprintf("%s\n%s\nThe folder and every file in it are removed.", shortID(d.dir), d.dir),
-			deleteCmd(d.dir, d)))
+		return common.Push(confirmDelete(d.c, shortID(d.dir), d.dir, d))
 	case key.Matches(msg, k.Export):
 		return common.Push(NewExport(d.c, d.dir))
 	case key.Matches(msg, k.NewR):

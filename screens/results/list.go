@@ -415,9 +415,7 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if r == nil {
 			return nil
 		}
-		return common.Push(confirm(l.c, "Delete run?",
-			fmt.Sprintf("%s\n%s\nThe folder and every file in it are removed.", r.ID, r.Dir),
-			deleteCmd(r.Dir, l)))
+		return common.Push(confirmDelete(l.c, r.ID, r.Dir, l))
 	case key.Matches(msg, k.Export):
 		if r == nil {
 			return nil
