@@ -1,6 +1,8 @@
 // Package common is the contract every screen follows and the context
 // shared by all of them: size, styles, clock, logger and where runs and
 // profiles live. Screens talk to the root through the messages below.
+// The few things several screens draw alike (a run's status and facts)
+// are here too, so they read the same everywhere.
 package common
 
 import (

@@ -144,23 +144,9 @@ func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func runLine(st *theme.Styles, tag lipgloss.Style, letter string, r *runs.Run) string {
-	parts := []string{tag.Render(letter), st.Bold.Render(r.ID)}
 	status := r.Status()
-	switch status {
-	case runs.StatusOK:
-		parts = append(parts, st.OK.Render(string(status)))
-	case runs.StatusFailed:
-		parts = append(parts, st.Error.Render(string(status)))
-	default:
-		parts = append(parts, st.Warn.Render(string(status)))
-	}
-	var info []string
-	for _, v := range []string{r.Name, r.Workload, r.Model, r.EngineHost()} {
-		if v != "" {
-			info = append(info, v)
-		}
-	}
-	return strings.Join(parts, " ") + "  " + st.Muted.Render(strings.Join(info, " · "))
+	parts := []string{tag.Render(letter), st.Bold.Render(r.ID), common.RunStatusStyle(st, status).Render(string(status))}
+	return strings.Join(parts, " ") + "  " + st.Muted.Render(strings.Join(common.RunInfo(r), " · "))
 }
 
 func (s *Screen) View() string {

@@ -331,17 +331,6 @@ func (d *Detail) filterView() string {
 	return strings.Join(parts, " ")
 }
 
-func statusStyle(d *Detail, st runs.Status) lipgloss.Style {
-	s := d.c.Styles
-	switch st {
-	case runs.StatusOK:
-		return s.OK
-	case runs.StatusFailed:
-		return s.Error
-	}
-	return s.Warn
-}
-
 // age says how long ago t was, roughly.
 func age(now, t time.Time) string {
 	dd := now.Sub(t)
@@ -366,20 +355,14 @@ func (d *Detail) headerView() string {
 	}
 	r := &d.det.Run
 	st := r.Status()
-	line1 := s.Bold.Render(r.ID) + "  " + statusStyle(d, st).Render(string(st))
+	line1 := s.Bold.Render(r.ID) + "  " + common.RunStatusStyle(s, st).Render(string(st))
 	if !r.StartedAt.IsZero() {
 		line1 += s.Muted.Render("  started " + r.StartedAt.Local().Format(startedLayout))
 		if a := age(d.c.Now(), r.StartedAt); a != "" {
 			line1 += s.Muted.Render(" (" + a + ")")
 		}
 	}
-	var info []string
-	for _, v := range []string{r.Name, r.Workload, r.Model, r.EngineHost()} {
-		if v != "" {
-			info = append(info, v)
-		}
-	}
-	line2 := strings.Join(info, s.Muted.Render(" · "))
+	line2 := strings.Join(common.RunInfo(r), s.Muted.Render(" · "))
 	if n := d.det.Corrupt; n > 0 {
 		line2 += s.Warn.Render(fmt.Sprintf("  %d unreadable line(s) skipped", n))
 	}
