@@ -23,19 +23,22 @@ func init() {
 }
 
 type keys struct {
-	Up, Down, PageUp, PageDown, Top, Bottom, Swap, Back key.Binding
+	common.ScrollKeys
+	Swap, Back key.Binding
 }
 
 func newKeys() keys {
 	return keys{
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "bottom")),
-		Swap:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "swap A/B")),
-		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		ScrollKeys: common.ScrollKeys{
+			Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+			Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+			PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+			PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
+			Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
+			Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "bottom")),
+		},
+		Swap: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "swap A/B")),
+		Back: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 }
 
@@ -126,18 +129,8 @@ func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				s.a, s.b = s.b, s.a
 				s.render()
 			}
-		case key.Matches(msg, k.Up):
-			s.vp.ScrollUp(1)
-		case key.Matches(msg, k.Down):
-			s.vp.ScrollDown(1)
-		case key.Matches(msg, k.PageUp):
-			s.vp.PageUp()
-		case key.Matches(msg, k.PageDown):
-			s.vp.PageDown()
-		case key.Matches(msg, k.Top):
-			s.vp.GotoTop()
-		case key.Matches(msg, k.Bottom):
-			s.vp.GotoBottom()
+		default:
+			k.Scroll(&s.vp, msg)
 		}
 	}
 	return s, nil

@@ -30,25 +30,28 @@ const (
 var tabNames = []string{"Summary", "Charts", "Requests"}
 
 type detailKeys struct {
-	Next, Prev, Summary, Charts, Requests    key.Binding
-	Up, Down, PageUp, PageDown, Top, Bottom  key.Binding
+	Next, Prev, Summary, Charts, Requests key.Binding
+	// The scroll keys move the summary, and the cursor of the requests.
+	common.ScrollKeys
 	Filter, FilterBack, Delete, Export, NewR key.Binding
 	Back                                     key.Binding
 }
 
 func newDetailKeys() detailKeys {
 	return detailKeys{
-		Next:       key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next view")),
-		Prev:       key.NewBinding(key.WithKeys("shift+tab", "left", "h"), key.WithHelp("shift+tab", "previous view")),
-		Summary:    key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "summary")),
-		Charts:     key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "charts")),
-		Requests:   key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "requests")),
-		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:     key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown:   key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
-		Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "first")),
-		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "last")),
+		Next:     key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next view")),
+		Prev:     key.NewBinding(key.WithKeys("shift+tab", "left", "h"), key.WithHelp("shift+tab", "previous view")),
+		Summary:  key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "summary")),
+		Charts:   key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "charts")),
+		Requests: key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "requests")),
+		ScrollKeys: common.ScrollKeys{
+			Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+			Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+			PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+			PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
+			Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "first")),
+			Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "last")),
+		},
 		Filter:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter state")),
 		FilterBack: key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "filter back")),
 		Delete:     key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
@@ -247,20 +250,7 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch d.tab {
 	case tabSummary:
-		switch {
-		case key.Matches(msg, k.Up):
-			d.summary.ScrollUp(1)
-		case key.Matches(msg, k.Down):
-			d.summary.ScrollDown(1)
-		case key.Matches(msg, k.PageUp):
-			d.summary.PageUp()
-		case key.Matches(msg, k.PageDown):
-			d.summary.PageDown()
-		case key.Matches(msg, k.Top):
-			d.summary.GotoTop()
-		case key.Matches(msg, k.Bottom):
-			d.summary.GotoBottom()
-		}
+		k.Scroll(&d.summary, msg)
 	case tabRequests:
 		n := d.req.visible()
 		switch {
