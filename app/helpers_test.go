@@ -2,14 +2,11 @@ package app
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/record"
@@ -18,30 +15,24 @@ import (
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/home"
-	"github.com/kvbench/kvbench/theme"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 func TestMain(m *testing.M) {
 	// Pinned output: no colour, a dark background, UTC times.
-	lipgloss.SetColorProfile(termenv.Ascii)
-	lipgloss.SetHasDarkBackground(true)
+	screentest.PinColors()
 	time.Local = time.UTC
 	os.Exit(m.Run())
 }
 
-var t0 = time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+var t0 = screentest.Now
 
-func fixedNow() time.Time { return t0 }
-
-// testCommon is a shared context with fixed paths and clock.
+// testCommon is a shared context with fixed paths and clock; the root
+// sizes it.
 func testCommon(runsDir, configDir string) *common.Common {
-	return &common.Common{
-		Styles:    theme.New(theme.Default),
-		Now:       fixedNow,
-		Logger:    slog.New(slog.DiscardHandler),
-		RunsDir:   runsDir,
-		ConfigDir: configDir,
-	}
+	c := screentest.Common(0, 0, t0)
+	c.RunsDir, c.ConfigDir = runsDir, configDir
+	return c
 }
 
 // sized builds the root over a screen at a terminal size.

@@ -10,8 +10,8 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/kvbench/kvbench/bench/runs/runstest"
-	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/compare"
+	"github.com/kvbench/kvbench/screens/screentest"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -81,11 +81,12 @@ func TestVerdictColours(t *testing.T) {
 }
 
 func TestUnknownRunAndSwap(t *testing.T) {
-	lipgloss.SetColorProfile(termenv.Ascii)
+	screentest.PinColors()
 	dir := t.TempDir()
 	a := runstest.Write(t, dir, runstest.Spec{Name: "a", Started: t0, Requests: 5, Summary: true})
 	b := runstest.Write(t, dir, runstest.Spec{Name: "b", Started: t0.Add(time.Hour), Requests: 5, Summary: true})
-	c := &common.Common{Width: 100, Height: 30, Styles: theme.New(theme.Default), Now: time.Now, RunsDir: dir}
+	c := screentest.Common(100, 30, screentest.Now)
+	c.RunsDir = dir
 
 	s := compare.New(c, "missing-run", a)
 	m, _ := s.Update(s.Init()())

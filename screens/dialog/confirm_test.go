@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/dialog"
+	"github.com/kvbench/kvbench/screens/screentest"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -60,9 +61,7 @@ func want(t *testing.T, k string, got []tea.Msg, msgs ...tea.Msg) {
 	}
 }
 
-func newCommon(w int) *common.Common {
-	return &common.Common{Width: w, Height: 30, Styles: theme.New(theme.Default)}
-}
+func newCommon(w int) *common.Common { return screentest.Common(w, 30, screentest.Now) }
 
 func TestConfirmDefaults(t *testing.T) {
 	d := dialog.NewConfirm(newCommon(100), "Sure?", "text", yes)

@@ -1,18 +1,17 @@
 package form
 
 import (
-	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/theme"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 func testCommon() *common.Common {
-	return &common.Common{Width: 100, Height: 30, Styles: theme.New(theme.Default),
-		Now: time.Now, Logger: slog.New(slog.DiscardHandler), RunsDir: "/runs", ConfigDir: "/cfg"}
+	c := screentest.Common(100, 30, screentest.Now)
+	c.RunsDir, c.ConfigDir = "/runs", "/cfg"
+	return c
 }
 
 // Every field's inline check gives the CLI's own message: the range

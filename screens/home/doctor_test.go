@@ -2,26 +2,21 @@ package home
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/muesli/termenv"
 
 	"github.com/kvbench/kvbench/bench/doctor"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/theme"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 func testCommon(w, h int) *common.Common {
-	lipgloss.SetColorProfile(termenv.Ascii)
-	lipgloss.SetHasDarkBackground(true)
-	return &common.Common{Width: w, Height: h, Styles: theme.New(theme.Default),
-		Now: func() time.Time { return time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC) }, Logger: slog.New(slog.DiscardHandler)}
+	screentest.PinColors()
+	return screentest.Common(w, h, screentest.Now)
 }
 
 func sampleReport() doctor.Report {

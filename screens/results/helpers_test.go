@@ -7,21 +7,20 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/theme"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
-// now is the fixed clock of every screen test.
+// now is the fixed clock of the explorer tests, days after the fixture
+// runs.
 var now = time.Date(2026, 3, 4, 9, 30, 0, 0, time.Local)
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
 
 func TestMain(m *testing.M) {
-	lipgloss.SetColorProfile(termenv.Ascii)
+	screentest.PinColors()
 	code := m.Run()
 	if bigDir != "" {
 		os.RemoveAll(filepath.Dir(bigDir))
@@ -30,7 +29,9 @@ func TestMain(m *testing.M) {
 }
 
 func newCommon(dir string, w, h int) *common.Common {
-	return &common.Common{Width: w, Height: h, Styles: theme.New(theme.Default), Now: func() time.Time { return now }, RunsDir: dir}
+	c := screentest.Common(w, h, now)
+	c.RunsDir = dir
+	return c
 }
 
 // fixtureRuns writes three finished runs, an interrupted one and a

@@ -3,14 +3,11 @@ package run
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/record"
@@ -19,15 +16,13 @@ import (
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/dialog"
+	"github.com/kvbench/kvbench/screens/screentest"
 	"github.com/kvbench/kvbench/theme"
 )
 
-func init() {
-	lipgloss.SetColorProfile(termenv.Ascii)
-	lipgloss.SetHasDarkBackground(true)
-}
+func init() { screentest.PinColors() }
 
-var t0 = time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+var t0 = screentest.Now
 
 type source struct {
 	events chan bench.Event
@@ -40,9 +35,7 @@ func (s *source) Run(context.Context) (*record.Summary, int) { return nil, 0 }
 func (s *source) Abort()                                     {}
 
 func newScreen(src Source) *Model {
-	c := &common.Common{Width: 100, Height: 30, Styles: theme.New(theme.Default),
-		Now: func() time.Time { return t0 }, Logger: slog.New(slog.DiscardHandler)}
-	return NewFromSource(c, src, Info{Workload: "long-doc-qa", Engine: "builtin", Model: "m"})
+	return NewFromSource(screentest.Common(100, 30, t0), src, Info{Workload: "long-doc-qa", Engine: "builtin", Model: "m"})
 }
 
 func TestRingKeepsTheNewest(t *testing.T) {

@@ -1,0 +1,34 @@
+// Package screentest is what the screen tests share: output pinned so
+// views compare as text, a fixed clock, and a shared context built from
+// them. Tests only; no screen imports it.
+package screentest
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/theme"
+)
+
+// Now is where the clock of the screen tests stands: the start of the
+// run they show.
+var Now = time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+
+// PinColors draws without colour, on a dark background, whatever the
+// terminal the tests run in.
+func PinColors() {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	lipgloss.SetHasDarkBackground(true)
+}
+
+// Common is a w x h shared context with the default styles, a clock
+// stopped at now and a logger that discards; the caller sets the
+// directories it needs.
+func Common(w, h int, now time.Time) *common.Common {
+	return &common.Common{Width: w, Height: h, Styles: theme.New(theme.Default),
+		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)}
+}
