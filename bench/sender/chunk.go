@@ -90,48 +90,33 @@ func parseChunk(s *scanner, c *chunk, data []byte) bool {
 	if s.peek() != '{' {
 		return false
 	}
-	empty, ok := s.objOpen()
-	if !ok {
-		return false
-	}
-	for !empty {
-		k, ok := s.key()
-		if !ok {
-			return false
-		}
+	ok := s.object(func(k []byte) bool {
 		switch string(k) {
 		case "choices":
 			c.nChoicesKeys++
-			ok = parseChoices(s, c)
+			return parseChoices(s, c)
 		case "usage":
-			ok = parseUsage(s, c)
+			return parseUsage(s, c)
 		case "timings":
-			ok = parseTimings(s, c)
+			return parseTimings(s, c)
 		case "tensorfold":
-			ok = parseTensorfold(s, c)
+			return parseTensorfold(s, c)
 		case "error":
 			c.errKey = s.peek() != 'n'
-			ok = s.skip()
+			return s.skip()
 		case "object":
 			c.objErr = false
-			if s.peek() == '"' {
-				var raw []byte
-				raw, _, ok = s.str()
-				c.objErr = string(raw) == "error"
-			} else {
-				ok = s.skip()
+			if s.peek() != '"' {
+				return s.skip()
 			}
-		default:
-			ok = s.skip()
+			raw, _, ok := s.str()
+			c.objErr = string(raw) == "error"
+			return ok
 		}
-		if !ok {
-			return false
-		}
-		more, ok := s.objNext()
-		if !ok {
-			return false
-		}
-		empty = !more
+		return s.skip()
+	})
+	if !ok {
+		return false
 	}
 	c.isError = c.errKey || c.objErr
 	return s.end()
@@ -143,80 +128,50 @@ func parseChoices(s *scanner, c *chunk) bool {
 	if s.peek() != '[' {
 		return s.skip()
 	}
-	empty, ok := s.arrOpen()
-	if !ok {
-		return false
-	}
-	for !empty {
+	return s.array(func() bool {
 		c.choice = true
 		c.nChoices++
 		if s.peek() == '{' {
-			ok = parseChoice(s, c)
-		} else {
-			ok = s.skip()
+			return parseChoice(s, c)
 		}
-		if !ok {
-			return false
-		}
-		more, ok := s.arrNext()
-		if !ok {
-			return false
-		}
-		empty = !more
-	}
-	return true
+		return s.skip()
+	})
 }
 
 func parseChoice(s *scanner, c *chunk) bool {
-	empty, ok := s.objOpen()
-	if !ok {
-		return false
-	}
 	cm, rm, field := len(c.content), len(c.reasoning), c.reasoningField
 	c.text = c.text[:0]
-	for !empty {
-		k, ok := s.key()
-		if !ok {
-			return false
-		}
+	ok := s.object(func(k []byte) bool {
 		switch string(k) {
 		case "delta":
 			c.nDeltas++
 			c.content, c.reasoning, c.reasoningField = c.content[:cm], c.reasoning[:rm], field
 			if s.peek() == '{' {
-				ok = parseDelta(s, c)
-			} else {
-				ok = s.skip()
+				return parseDelta(s, c)
 			}
 		case "text":
 			c.text = c.text[:0]
 			c.nSrcKeys++
 			c.srcStr = s.peek() == '"'
 			if c.srcStr {
+				var ok bool
 				c.srcStart = s.i + 1
 				c.text, ok = s.appendStr(c.text)
 				c.srcEnd = s.i - 1
-			} else {
-				ok = s.skip()
+				return ok
 			}
 		case "finish_reason":
 			if s.peek() == '"' {
+				var ok bool
 				c.finish, ok = s.appendStr(c.finish[:0])
 				c.hasFinish = true
-			} else {
-				ok = s.skip()
+				return ok
 			}
-		default:
-			ok = s.skip()
 		}
-		if !ok {
-			return false
-		}
-		more, ok := s.objNext()
-		if !ok {
-			return false
-		}
-		empty = !more
+		return s.skip()
+	})
+	if !ok {
+		return false
 	}
 	c.content = append(c.content, c.text...)
 	return true
@@ -225,17 +180,10 @@ func parseChoice(s *scanner, c *chunk) bool {
 // parseDelta reads content, and one reasoning field per delta:
 // reasoning_content when it is a non-empty string, else reasoning.
 func parseDelta(s *scanner, c *chunk) bool {
-	empty, ok := s.objOpen()
-	if !ok {
-		return false
-	}
 	cm, mark := len(c.content), len(c.reasoning)
 	c.alt = c.alt[:0]
-	for !empty {
-		k, ok := s.key()
-		if !ok {
-			return false
-		}
+	ok := s.object(func(k []byte) bool {
+		var ok bool
 		switch string(k) {
 		case "content":
 			c.content = c.content[:cm]
@@ -245,36 +193,27 @@ func parseDelta(s *scanner, c *chunk) bool {
 				c.srcStart = s.i + 1
 				c.content, ok = s.appendStr(c.content)
 				c.srcEnd = s.i - 1
-			} else {
-				ok = s.skip()
+				return ok
 			}
 		case "reasoning_content":
 			c.nReasonKeys++
 			c.reasoning = c.reasoning[:mark]
 			if s.peek() == '"' {
 				c.reasoning, ok = s.appendStr(c.reasoning)
-			} else {
-				ok = s.skip()
+				return ok
 			}
 		case "reasoning":
 			c.nReasonKeys++
 			c.alt = c.alt[:0]
 			if s.peek() == '"' {
 				c.alt, ok = s.appendStr(c.alt[:0])
-			} else {
-				ok = s.skip()
+				return ok
 			}
-		default:
-			ok = s.skip()
 		}
-		if !ok {
-			return false
-		}
-		more, ok := s.objNext()
-		if !ok {
-			return false
-		}
-		empty = !more
+		return s.skip()
+	})
+	if !ok {
+		return false
 	}
 	switch {
 	case len(c.reasoning) > mark:
@@ -305,15 +244,8 @@ func parseUsage(s *scanner, c *chunk) bool {
 	}
 	c.hasUsage = true
 	c.usage = usage{}
-	empty, ok := s.objOpen()
-	if !ok {
-		return false
-	}
-	for !empty {
-		k, ok := s.key()
-		if !ok {
-			return false
-		}
+	return s.object(func(k []byte) bool {
+		var ok bool
 		switch string(k) {
 		case "prompt_tokens":
 			c.usage.prompt, ok = readCount(s)
@@ -324,16 +256,8 @@ func parseUsage(s *scanner, c *chunk) bool {
 		default:
 			ok = s.skip()
 		}
-		if !ok {
-			return false
-		}
-		more, ok := s.objNext()
-		if !ok {
-			return false
-		}
-		empty = !more
-	}
-	return true
+		return ok
+	})
 }
 
 func parseDetails(s *scanner, c *chunk) bool {
@@ -346,30 +270,14 @@ func parseDetails(s *scanner, c *chunk) bool {
 		c.usage.cached.st = countInvalid
 		return s.skip()
 	}
-	empty, ok := s.objOpen()
-	if !ok {
-		return false
-	}
-	for !empty {
-		k, ok := s.key()
-		if !ok {
-			return false
+	return s.object(func(k []byte) bool {
+		if string(k) != "cached_tokens" {
+			return s.skip()
 		}
-		if string(k) == "cached_tokens" {
-			c.usage.cached, ok = readCount(s)
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-		more, ok := s.objNext()
-		if !ok {
-			return false
-		}
-		empty = !more
-	}
-	return true
+		var ok bool
+		c.usage.cached, ok = readCount(s)
+		return ok
+	})
 }
 
 // parseTimings reads llama.cpp's timings.cache_n.
@@ -380,30 +288,14 @@ func parseTimings(s *scanner, c *chunk) bool {
 	}
 	c.hasTimings = true
 	c.cacheN = count{}
-	empty, ok := s.objOpen()
-	if !ok {
-		return false
-	}
-	for !empty {
-		k, ok := s.key()
-		if !ok {
-			return false
+	return s.object(func(k []byte) bool {
+		if string(k) != "cache_n" {
+			return s.skip()
 		}
-		if string(k) == "cache_n" {
-			c.cacheN, ok = readCount(s)
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-		more, ok := s.objNext()
-		if !ok {
-			return false
-		}
-		empty = !more
-	}
-	return true
+		var ok bool
+		c.cacheN, ok = readCount(s)
+		return ok
+	})
 }
 
 // parseTensorfold reads tensorfold.token_sha.
@@ -412,35 +304,18 @@ func parseTensorfold(s *scanner, c *chunk) bool {
 	if s.peek() != '{' {
 		return s.skip()
 	}
-	empty, ok := s.objOpen()
-	if !ok {
-		return false
-	}
-	for !empty {
-		k, ok := s.key()
-		if !ok {
-			return false
+	return s.object(func(k []byte) bool {
+		if string(k) != "token_sha" {
+			return s.skip()
 		}
-		if string(k) == "token_sha" {
-			c.hasTokenSHA = s.peek() == '"'
-			if c.hasTokenSHA {
-				c.tokenSHA, ok = s.appendStr(c.tokenSHA[:0])
-			} else {
-				ok = s.skip()
-			}
-		} else {
-			ok = s.skip()
+		c.hasTokenSHA = s.peek() == '"'
+		if !c.hasTokenSHA {
+			return s.skip()
 		}
-		if !ok {
-			return false
-		}
-		more, ok := s.objNext()
-		if !ok {
-			return false
-		}
-		empty = !more
-	}
-	return true
+		var ok bool
+		c.tokenSHA, ok = s.appendStr(c.tokenSHA[:0])
+		return ok
+	})
 }
 
 // readCount reads a token count value of any JSON type.

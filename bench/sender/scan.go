@@ -317,33 +317,9 @@ func (s *scanner) skip() bool {
 		_, _, ok := s.str()
 		return ok
 	case '{':
-		empty, ok := s.objOpen()
-		if !ok || empty {
-			return ok
-		}
-		for {
-			if _, ok := s.key(); !ok || !s.skip() {
-				return false
-			}
-			more, ok := s.objNext()
-			if !ok || !more {
-				return ok
-			}
-		}
+		return s.object(func([]byte) bool { return s.skip() })
 	case '[':
-		empty, ok := s.arrOpen()
-		if !ok || empty {
-			return ok
-		}
-		for {
-			if !s.skip() {
-				return false
-			}
-			more, ok := s.arrNext()
-			if !ok || !more {
-				return ok
-			}
-		}
+		return s.array(s.skip)
 	case 't':
 		return s.lit("true")
 	case 'f':
@@ -359,13 +335,56 @@ func (s *scanner) skip() bool {
 	}
 }
 
-// objOpen consumes '{' (s.i is on it) and reports an empty object.
-func (s *scanner) objOpen() (empty, ok bool) {
+// object reads the object at s.i (a '{'), calling member with the name of
+// each member in turn, valid only during the call; member reads the value
+// and reports whether it was valid.
+func (s *scanner) object(member func(key []byte) bool) bool {
+	empty, ok := s.open('}')
+	if !ok {
+		return false
+	}
+	for !empty {
+		k, ok := s.key()
+		if !ok || !member(k) {
+			return false
+		}
+		more, ok := s.next('}')
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+// array reads the array at s.i (a '['), calling elem for each element in
+// turn; elem reads the element and reports whether it was valid.
+func (s *scanner) array(elem func() bool) bool {
+	empty, ok := s.open(']')
+	if !ok {
+		return false
+	}
+	for !empty {
+		if !elem() {
+			return false
+		}
+		more, ok := s.next(']')
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+// open consumes the '{' or '[' at s.i and reports an empty object or
+// array: closing is its '}' or ']'.
+func (s *scanner) open(closing byte) (empty, ok bool) {
 	if s.depth++; s.depth > maxDepth {
 		return false, false
 	}
 	s.i++
-	if s.peek() == '}' {
+	if s.peek() == closing {
 		s.i++
 		s.depth--
 		return true, true
@@ -394,39 +413,14 @@ func (s *scanner) key() ([]byte, bool) {
 	return raw, true
 }
 
-// objNext consumes the ',' or '}' after a member.
-func (s *scanner) objNext() (more, ok bool) {
+// next consumes the ',' or the closing '}' or ']' after a member or an
+// element.
+func (s *scanner) next(closing byte) (more, ok bool) {
 	switch s.peek() {
 	case ',':
 		s.i++
 		return true, true
-	case '}':
-		s.i++
-		s.depth--
-		return false, true
-	}
-	return false, false
-}
-
-func (s *scanner) arrOpen() (empty, ok bool) {
-	if s.depth++; s.depth > maxDepth {
-		return false, false
-	}
-	s.i++
-	if s.peek() == ']' {
-		s.i++
-		s.depth--
-		return true, true
-	}
-	return false, true
-}
-
-func (s *scanner) arrNext() (more, ok bool) {
-	switch s.peek() {
-	case ',':
-		s.i++
-		return true, true
-	case ']':
+	case closing:
 		s.i++
 		s.depth--
 		return false, true
