@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/sim"
 )
 
@@ -167,7 +167,7 @@ func TokensPerGB(ctx context.Context, lmcacheURL, model string) (int, error) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("--lmcache-url: GET %s failed: %v", url, rootCause(err))
+		return 0, fmt.Errorf("--lmcache-url: GET %s failed: %v", url, errs.Root(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -230,14 +230,4 @@ func tokensPerGBFromStatus(url string, body []byte, model string) (int, error) {
 		return 0, fmt.Errorf("--lmcache-url: %s lists no model in cache_context_meta (looking for %q)", url, model)
 	}
 	return 0, fmt.Errorf("--lmcache-url: model %q not found at %s; available: %s", model, url, strings.Join(names, ", "))
-}
-
-func rootCause(err error) error {
-	for {
-		u := errors.Unwrap(err)
-		if u == nil {
-			return err
-		}
-		err = u
-	}
 }

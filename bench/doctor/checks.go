@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/internal/errs"
 )
 
 const maxBody = 16 << 20
@@ -43,27 +44,14 @@ func (d *doctor) call(ctx context.Context, method, url string, body []byte) (int
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return 0, nil, nil, fmt.Errorf("no answer within %s", d.o.Timeout)
 		}
-		return 0, nil, nil, errors.New(netCause(err))
+		return 0, nil, nil, errors.New(errs.Root(err).Error())
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return resp.StatusCode, resp.Header, nil, fmt.Errorf("reading the answer: %s", netCause(err))
+		return resp.StatusCode, resp.Header, nil, fmt.Errorf("reading the answer: %s", errs.Root(err))
 	}
 	return resp.StatusCode, resp.Header, b, nil
-}
-
-// netCause is the innermost error text ("connection refused"), without
-// the URL and operation that wrap it.
-func netCause(err error) string {
-	for {
-		u := errors.Unwrap(err)
-		if u == nil {
-			break
-		}
-		err = u
-	}
-	return err.Error()
 }
 
 // models is `GET /v1/models`: reachable, which model a run would use, and

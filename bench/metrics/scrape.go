@@ -17,6 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/kvbench/kvbench/internal/errs"
 )
 
 // maxBody bounds what one scrape reads: an engine's exposition is a few
@@ -50,7 +52,7 @@ func ScrapeAuth(ctx context.Context, client *http.Client, url, apiKey string) (m
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %v", Redact(url), rootCause(err))
+		return nil, fmt.Errorf("GET %s: %v", Redact(url), errs.Root(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -158,21 +160,4 @@ func Redact(raw string) string {
 		u.RawQuery = "xxxxx"
 	}
 	return u.Redacted()
-}
-
-// rootCause drops the layers of url.Error and net.OpError that repeat the
-// URL and the operation.
-func rootCause(err error) error {
-	type unwrapper interface{ Unwrap() error }
-	for {
-		u, ok := err.(unwrapper)
-		if !ok {
-			return err
-		}
-		next := u.Unwrap()
-		if next == nil {
-			return err
-		}
-		err = next
-	}
 }
