@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/form"
 	"github.com/kvbench/kvbench/screens/home"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 // editFocus lists, in order, the focused titles of the edit form for a
@@ -35,7 +36,7 @@ func submitForm(t *testing.T, tm *teatest.TestModel) {
 	t.Helper()
 	for _, title := range editFocus(config.LongDocQA) {
 		waitFor(t, tm, title)
-		tm.Send(keyMsg("enter"))
+		tm.Send(screentest.Key("enter"))
 	}
 	waitFor(t, tm, "Summary", "Start")
 }
@@ -69,7 +70,7 @@ func (tr *transcript) waitFor(t *testing.T, tm *teatest.TestModel, texts ...stri
 
 // typeInto clears the focused input and types s.
 func typeInto(tm *teatest.TestModel, s string) {
-	tm.Send(keyMsg("ctrl+u"))
+	tm.Send(screentest.Key("ctrl+u"))
 	tm.Type(s)
 }
 
@@ -86,7 +87,7 @@ func TestFlowHomeFormRunSummary(t *testing.T) {
 	var tr transcript
 
 	tr.waitFor(t, tm, "› long-doc-qa", "no run yet")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	steps := []struct {
 		focus, input string
 	}{
@@ -113,10 +114,10 @@ func TestFlowHomeFormRunSummary(t *testing.T) {
 		if s.input != "" {
 			typeInto(tm, s.input)
 		}
-		tm.Send(keyMsg("enter"))
+		tm.Send(screentest.Key("enter"))
 	}
 	tr.waitFor(t, tm, "Summary", "KV cache volume", "1 GB", "--ldqa-max-output-length", "[ Start ]")
-	tm.Send(keyMsg("s"))
+	tm.Send(screentest.Key("s"))
 
 	// The live screen: the phase, the TTFT counters and the log.
 	tr.waitFor(t, tm, "› run long-doc-qa", "mean TTFT", "in flight", "╭─ Log")
@@ -125,13 +126,13 @@ func TestFlowHomeFormRunSummary(t *testing.T) {
 	tr.waitFor(t, tm, "Engine Benchmark Result (long-doc-qa)", "run finished, exit code 0")
 
 	// Again, with the same config: a second run folder.
-	tm.Send(keyMsg("a"))
+	tm.Send(screentest.Key("a"))
 	tr.waitFor(t, tm, "in flight")
 	tr.waitFor(t, tm, "Engine Benchmark Result (long-doc-qa)", "run finished, exit code 0")
 
-	tm.Send(keyMsg("q")) // back home: the new runs are listed
+	tm.Send(screentest.Key("q")) // back home: the new runs are listed
 	tr.waitFor(t, tm, "kvbench › home", "long-doc-qa flow")
-	tm.Send(keyMsg("q"))
+	tm.Send(screentest.Key("q"))
 
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(30*time.Second)).(*model)
 	if fm.code != 0 || !fm.ranOnce {
@@ -167,19 +168,19 @@ func TestGuidedAsksOnlyWhatIsMissing(t *testing.T) {
 
 	tr.waitFor(t, tm, "┃ --engine-url")
 	tm.Type("127.0.0.1:9")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, "┃ Is there an LMCache server?")
-	tm.Send(keyMsg("enter")) // no
+	tm.Send(screentest.Key("enter")) // no
 	tr.waitFor(t, tm, "┃ --tokens-per-gb-kvcache")
-	tm.Send(keyMsg("enter")) // empty: required without LMCache
+	tm.Send(screentest.Key("enter")) // empty: required without LMCache
 	tr.waitFor(t, tm, "✗ missing required arguments: --tokens-per-gb-kvcache or --lmcache-url")
 	tm.Type("6553")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, "┃ Review the optional settings?")
 	asked := tr.String()
-	tm.Send(keyMsg("enter")) // no
+	tm.Send(screentest.Key("enter")) // no
 	tr.waitFor(t, tm, "Summary", "tokens per GB", "6553", "--rp-num-requests", "7")
-	tm.Send(keyMsg("ctrl+c"))
+	tm.Send(screentest.Key("ctrl+c"))
 
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*model)
 	if fm.code != 130 {
@@ -214,14 +215,14 @@ func TestGuidedBuiltinSkipsBudget(t *testing.T) {
 
 	tr.waitFor(t, tm, "┃ --engine-url")
 	tm.Type("builtin")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, "┃ --workload", "> long-doc-qa")
-	tm.Send(keyMsg("down"))
-	tm.Send(keyMsg("enter")) // multi-round-chat
+	tm.Send(screentest.Key("down"))
+	tm.Send(screentest.Key("enter")) // multi-round-chat
 	tr.waitFor(t, tm, "┃ Review the optional settings?")
-	tm.Send(keyMsg("y")) // yes: the optional groups follow
+	tm.Send(screentest.Key("y")) // yes: the optional groups follow
 	tr.waitFor(t, tm, "┃ --model")
-	tm.Send(keyMsg("ctrl+c"))
+	tm.Send(screentest.Key("ctrl+c"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 
 	if strings.Contains(tr.String(), "Is there an LMCache server?") || strings.Contains(tr.String(), "--tokens-per-gb-kvcache") {
@@ -252,32 +253,32 @@ func TestInvalidInputShowsTheCLIMessage(t *testing.T) {
 		tr.waitFor(t, tm, title)
 		if title == "┃ --ldqa-document-length" {
 			typeInto(tm, "0")
-			tm.Send(keyMsg("enter"))
+			tm.Send(screentest.Key("enter"))
 			break
 		}
-		tm.Send(keyMsg("enter"))
+		tm.Send(screentest.Key("enter"))
 	}
 	tr.waitFor(t, tm, "✗ "+want)
 	// More enters and a start key do not get past it.
-	tm.Send(keyMsg("enter"))
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
+	tm.Send(screentest.Key("enter"))
 	tm.Type("s")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	// Fix it: the error goes and the form moves on.
 	typeInto(tm, "-5")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, "✗ --ldqa-document-length must be > 0 (got -5)")
 	typeInto(tm, "abc")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	parseErr := "--ldqa-document-length: invalid value \"abc\" (want an integer)"
 	if _, err := config.Parse(fld, "abc"); err == nil || err.Error() != parseErr {
 		t.Fatalf("the CLI's parse message changed: %v", err)
 	}
 	tr.waitFor(t, tm, "✗ "+parseErr)
 	typeInto(tm, "3000")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, "┃ --ldqa-query-per-document")
-	tm.Send(keyMsg("ctrl+c"))
+	tm.Send(screentest.Key("ctrl+c"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 
 	if strings.Contains(tr.String(), "Summary") {
@@ -295,14 +296,14 @@ func TestDoctorFromHome(t *testing.T) {
 	tm := teatest.NewTestModel(t, newModel(c, home.New(c)), teatest.WithInitialTermSize(120, 35))
 	var tr transcript
 	tr.waitFor(t, tm, "d doctor")
-	tm.Send(keyMsg("d"))
+	tm.Send(screentest.Key("d"))
 	tr.waitFor(t, tm, "┃ --engine-url", "> builtin")
 	for range 3 {
-		tm.Send(keyMsg("enter"))
+		tm.Send(screentest.Key("enter"))
 	}
 	tr.waitFor(t, tm, "model kvbench-sim", "PASS  cached_tokens", "PASS  prefix_cache")
-	tm.Send(keyMsg("esc"))
+	tm.Send(screentest.Key("esc"))
 	tr.waitFor(t, tm, "kvbench › home")
-	tm.Send(keyMsg("q"))
+	tm.Send(screentest.Key("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }

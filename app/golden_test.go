@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
@@ -18,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/screens/form"
 	"github.com/kvbench/kvbench/screens/home"
 	"github.com/kvbench/kvbench/screens/run"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 var sizes = []struct{ w, h int }{{80, 24}, {140, 45}}
@@ -52,7 +52,7 @@ func checkFits(t *testing.T, out string, w, h int) {
 // press delivers a key and the screen routing its command asks for
 // (a push, pop or replace), the way the program would.
 func press(m *model, k string) {
-	_, cmd := m.Update(keyMsg(k))
+	_, cmd := m.Update(screentest.Key(k))
 	if cmd == nil {
 		return
 	}
@@ -140,7 +140,7 @@ func TestGoldenFormWorkloadGroup(t *testing.T) {
 		return drive(t, c, form.New(c, cfg), w, h, func(tm *teatest.TestModel) {
 			// The engine group's four fields, then cache-probe's own.
 			for _, next := range []string{"┃ --model", "┃ --served-model-name", "┃ --api-key-env", "┃ --cp-tokens"} {
-				tm.Send(keyMsg("enter"))
+				tm.Send(screentest.Key("enter"))
 				waitFor(t, tm, next)
 			}
 		})
@@ -205,25 +205,4 @@ func TestGoldenRunFinished(t *testing.T) {
 func runInfo() run.Info {
 	return run.Info{Workload: config.LongDocQA, Engine: "builtin", Model: "kvbench-sim",
 		ID: "20260504-093000-long-doc-qa", Dir: "/runs/20260504-093000-long-doc-qa", Config: config.Default()}
-}
-
-// keyMsg makes a key message from its name.
-func keyMsg(k string) tea.KeyMsg {
-	switch k {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
-	case "ctrl+u":
-		return tea.KeyMsg{Type: tea.KeyCtrlU}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/form"
 	"github.com/kvbench/kvbench/screens/home"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 // sizeRecorder is a screen that remembers its size and whether a key
@@ -55,7 +56,7 @@ func TestResizeReachesEveryScreen(t *testing.T) {
 		t.Errorf("common size %dx%d", c.Width, c.Height)
 	}
 	// Full help takes more lines: the content shrinks, for both.
-	m.Update(keyMsg("?"))
+	m.Update(screentest.Key("?"))
 	if top.h >= 27 || bottom.h != top.h {
 		t.Errorf("with full help: top %d bottom %d", top.h, bottom.h)
 	}
@@ -70,7 +71,7 @@ func TestQNeverStolenWhileTyping(t *testing.T) {
 	m := newModel(c, bottom)
 	m.Update(common.PushMsg{Screen: top})
 	for _, k := range []string{"q", "?", "r"} {
-		m.Update(keyMsg(k))
+		m.Update(screentest.Key(k))
 	}
 	if len(m.stack) != 2 || m.fullHelp {
 		t.Fatalf("a global key acted while typing: stack %d, help %v", len(m.stack), m.fullHelp)
@@ -79,11 +80,11 @@ func TestQNeverStolenWhileTyping(t *testing.T) {
 		t.Errorf("keys typed: %q", top.keys)
 	}
 	top.typing = false
-	_, cmd := m.Update(keyMsg("q"))
+	_, cmd := m.Update(screentest.Key("q"))
 	if len(m.stack) != 1 || cmd != nil {
 		t.Errorf("q did not go back: stack %d", len(m.stack))
 	}
-	_, cmd = m.Update(keyMsg("q"))
+	_, cmd = m.Update(screentest.Key("q"))
 	if cmd == nil || cmd() != tea.Quit() {
 		t.Error("q on the last screen did not quit")
 	}
@@ -95,7 +96,7 @@ func TestQNeverStolenWhileTyping(t *testing.T) {
 func TestCtrlCQuitsFromAnInput(t *testing.T) {
 	c := testCommon("/runs", "/cfg")
 	m := newModel(c, &sizeRecorder{typing: true})
-	_, cmd := m.Update(keyMsg("ctrl+c"))
+	_, cmd := m.Update(screentest.Key("ctrl+c"))
 	if cmd == nil || cmd() != tea.Quit() || m.code != 130 {
 		t.Errorf("ctrl+c: code %d", m.code)
 	}
@@ -111,7 +112,7 @@ func TestProfileSaveLoadDelete(t *testing.T) {
 	var tr transcript
 
 	tr.waitFor(t, tm, "none yet")
-	tm.Send(keyMsg("enter")) // long-doc-qa
+	tm.Send(screentest.Key("enter")) // long-doc-qa
 	for _, title := range editFocus(config.LongDocQA) {
 		tr.waitFor(t, tm, title)
 		switch title {
@@ -122,16 +123,16 @@ func TestProfileSaveLoadDelete(t *testing.T) {
 		case "┃ --ldqa-document-length":
 			typeInto(tm, "4242")
 		}
-		tm.Send(keyMsg("enter"))
+		tm.Send(screentest.Key("enter"))
 	}
 	tr.waitFor(t, tm, "Summary", "4242")
-	tm.Send(keyMsg("p"))
+	tm.Send(screentest.Key("p"))
 	tr.waitFor(t, tm, "Save as profile")
 	typeInto(tm, "bad name")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, "✗ profile name \"bad name\"")
 	typeInto(tm, "gpu-box")
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, `saved as profile "gpu-box"`)
 
 	data, err := os.ReadFile(filepath.Join(cfgDir, "profiles", "gpu-box.json"))
@@ -142,30 +143,30 @@ func TestProfileSaveLoadDelete(t *testing.T) {
 		t.Errorf("profile file:\n%s", data)
 	}
 
-	tm.Send(keyMsg("esc")) // the summary's esc: back to the form
+	tm.Send(screentest.Key("esc")) // the summary's esc: back to the form
 	tr.waitFor(t, tm, "┃ --engine-url")
-	tm.Send(keyMsg("esc")) // the form's esc: back home, where the profile is listed
+	tm.Send(screentest.Key("esc")) // the form's esc: back home, where the profile is listed
 	tr.waitFor(t, tm, "kvbench › home", "gpu-box")
 	for range config.Workloads {
-		tm.Send(keyMsg("down"))
+		tm.Send(screentest.Key("down"))
 	}
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, "configure long-doc-qa")
 	for _, title := range editFocus(config.LongDocQA) {
 		tr.waitFor(t, tm, title)
-		tm.Send(keyMsg("enter"))
+		tm.Send(screentest.Key("enter"))
 		if title == "┃ --ldqa-document-length" {
 			break
 		}
 	}
 	tr.waitFor(t, tm, "> 4242")
-	tm.Send(keyMsg("esc"))
+	tm.Send(screentest.Key("esc"))
 	tr.waitFor(t, tm, "kvbench › home")
-	tm.Send(keyMsg("x"))
+	tm.Send(screentest.Key("x"))
 	tr.waitFor(t, tm, "Delete profile?")
-	tm.Send(keyMsg("y"))
+	tm.Send(screentest.Key("y"))
 	tr.waitFor(t, tm, `profile "gpu-box" deleted`)
-	tm.Send(keyMsg("q"))
+	tm.Send(screentest.Key("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	if _, err := os.Stat(filepath.Join(cfgDir, "profiles", "gpu-box.json")); !os.IsNotExist(err) {
 		t.Errorf("profile still on disk: %v", err)
@@ -185,16 +186,16 @@ func TestExportConfig(t *testing.T) {
 	var tr transcript
 	for _, title := range editFocus(config.CacheProbe) {
 		tr.waitFor(t, tm, title)
-		tm.Send(keyMsg("enter"))
+		tm.Send(screentest.Key("enter"))
 	}
 	tr.waitFor(t, tm, "Summary", "[ Start ]")
-	tm.Send(keyMsg("e"))
+	tm.Send(screentest.Key("e"))
 	tr.waitFor(t, tm, "Export the config to", "bench_config.json")
 	path := filepath.Join(dir, "probe.json")
 	typeInto(tm, path)
-	tm.Send(keyMsg("enter"))
+	tm.Send(screentest.Key("enter"))
 	tr.waitFor(t, tm, "config exported to")
-	tm.Send(keyMsg("ctrl+c"))
+	tm.Send(screentest.Key("ctrl+c"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 
 	data, err := os.ReadFile(path)

@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/screens/run"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 // stoppableSource runs until its context is cancelled, then finishes as
@@ -52,18 +53,18 @@ func TestStopAsksThenSavesPartial(t *testing.T) {
 	var tr transcript
 
 	tr.waitFor(t, tm, "in flight", "phase measured")
-	tm.Send(keyMsg("q"))
+	tm.Send(screentest.Key("q"))
 	tr.waitFor(t, tm, "Stop the run?", "partial results are saved")
-	tm.Send(keyMsg("n")) // changed my mind
+	tm.Send(screentest.Key("n")) // changed my mind
 	tr.waitFor(t, tm, "q/ctrl+c stop")
 	if src.stopped.Load() {
 		t.Fatal("answering no stopped the run")
 	}
-	tm.Send(keyMsg("q"))
+	tm.Send(screentest.Key("q"))
 	tr.waitFor(t, tm, "Stop the run?")
-	tm.Send(keyMsg("y"))
+	tm.Send(screentest.Key("y"))
 	tr.waitFor(t, tm, "stopped (partial results saved)", "Engine Benchmark Result")
-	tm.Send(keyMsg("q")) // the run screen is the only one: q quits
+	tm.Send(screentest.Key("q")) // the run screen is the only one: q quits
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*model)
 	if fm.code != 130 {
 		t.Errorf("exit %d, want 130 for a stopped run", fm.code)
@@ -84,9 +85,9 @@ func TestCtrlCTwiceStopsAtOnce(t *testing.T) {
 	var tr transcript
 
 	tr.waitFor(t, tm, "in flight")
-	tm.Send(keyMsg("ctrl+c"))
+	tm.Send(screentest.Key("ctrl+c"))
 	tr.waitFor(t, tm, "Stop the run?", "Press ctrl+c again")
-	tm.Send(keyMsg("ctrl+c"))
+	tm.Send(screentest.Key("ctrl+c"))
 	// The program ends by itself once the partial record is written.
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*model)
 	if !src.aborted.Load() || !src.stopped.Load() {

@@ -21,20 +21,10 @@ type nowMsg struct{}
 func yes() tea.Msg { return yesMsg{} }
 func now() tea.Msg { return nowMsg{} }
 
-func keyMsg(k string) tea.KeyMsg {
-	switch k {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-}
-
 // answer presses k and returns the messages its command leads to, a
 // sequence's in order.
 func answer(d *dialog.Confirm, k string) []tea.Msg {
-	_, cmd := d.Update(keyMsg(k))
+	_, cmd := d.Update(screentest.Key(k))
 	var out []tea.Msg
 	var run func(tea.Cmd)
 	run = func(cmd tea.Cmd) {
@@ -73,7 +63,7 @@ func TestConfirmDefaults(t *testing.T) {
 	}
 	want(t, "Y", answer(d, "Y"))
 	want(t, "ctrl+c", answer(d, "ctrl+c"))
-	if !d.InterceptsKey(keyMsg("q")) || d.InterceptsKey(keyMsg("ctrl+c")) {
+	if !d.InterceptsKey(screentest.Key("q")) || d.InterceptsKey(screentest.Key("ctrl+c")) {
 		t.Error("the dialog keeps ctrl+c or leaves q to the root")
 	}
 }
@@ -81,7 +71,7 @@ func TestConfirmDefaults(t *testing.T) {
 func TestConfirmCtrlC(t *testing.T) {
 	d := dialog.NewConfirm(newCommon(100), "Stop?", "text", yes, dialog.CtrlC("stop now", now))
 	want(t, "ctrl+c", answer(d, "ctrl+c"), common.PopMsg{}, nowMsg{})
-	if !d.InterceptsKey(keyMsg("ctrl+c")) {
+	if !d.InterceptsKey(screentest.Key("ctrl+c")) {
 		t.Error("ctrl+c is left to the root")
 	}
 	var helps []string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	"github.com/kvbench/kvbench/screens/results"
+	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 var (
@@ -53,7 +54,7 @@ func BenchmarkOpenRun100kFirstPage(b *testing.B) {
 		var m tea.Model = d
 		m, _ = m.Update(cmds[0]())
 		m, _ = m.Update(cmds[1]())
-		m, _ = m.Update(key("3"))
+		m, _ = m.Update(screentest.Key("3"))
 		if v := m.View(); !strings.Contains(v, "req-0 ") || !strings.Contains(v, "row 1 of 256") {
 			b.Fatalf("first page:\n%s", v)
 		}
@@ -75,7 +76,7 @@ func BenchmarkOpenRun100kIndexed(b *testing.B) {
 		var m tea.Model = d
 		m, _ = m.Update(cmds[0]())
 		m, _ = m.Update(cmds[1]())
-		m, _ = m.Update(key("3"))
+		m, _ = m.Update(screentest.Key("3"))
 		m, _ = drive(b, m, func() tea.Msg { return cmds[2]() })
 		m, _ = press(b, m, "G")
 		if v := m.View(); !strings.Contains(v, "req-99999 ") {

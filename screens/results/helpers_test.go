@@ -77,33 +77,13 @@ func drive(t testing.TB, m tea.Model, cmd tea.Cmd) (tea.Model, []tea.Msg) {
 	return m, root
 }
 
-func key(s string) tea.KeyMsg {
-	switch s {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "space":
-		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "pgdown":
-		return tea.KeyMsg{Type: tea.KeyPgDown}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
-}
-
 // press sends keys one by one, running what they lead to.
 func press(t testing.TB, m tea.Model, keys ...string) (tea.Model, []tea.Msg) {
 	t.Helper()
 	var root []tea.Msg
 	for _, k := range keys {
 		var cmd tea.Cmd
-		m, cmd = m.Update(key(k))
+		m, cmd = m.Update(screentest.Key(k))
 		var r []tea.Msg
 		m, r = drive(t, m, cmd)
 		root = append(root, r...)
