@@ -52,6 +52,17 @@ func nearestRankIndex(n int, p float64) int {
 // zeros extra zero values, without materialising the zeros: pooled ITL
 // samples are mostly chunk gaps plus many zeros.
 func NearestRankZeros(sorted []float64, zeros int, p float64) float64 {
+	return rankWithZeros(sorted, zeros, p)
+}
+
+// nearestRankZeros is NearestRankZeros over float32 samples, widened.
+func nearestRankZeros(sorted []float32, zeros int, p float64) float64 {
+	return widen(rankWithZeros(sorted, zeros, p))
+}
+
+// rankWithZeros is the nearest-rank p-th percentile of sorted (all >= 0)
+// merged with zeros extra zero values; 0 for no values.
+func rankWithZeros[T float32 | float64](sorted []T, zeros int, p float64) T {
 	n := len(sorted) + zeros
 	if n == 0 {
 		return 0
@@ -61,20 +72,6 @@ func NearestRankZeros(sorted []float64, zeros int, p float64) float64 {
 		return 0
 	}
 	return sorted[i-zeros]
-}
-
-// nearestRankZeros is NearestRank over sorted (all >= 0) merged with
-// zeros extra zero values, without materialising the zeros.
-func nearestRankZeros(sorted []float32, zeros int, p float64) float64 {
-	n := len(sorted) + zeros
-	if n == 0 {
-		return 0
-	}
-	i := nearestRankIndex(n, p)
-	if i < zeros {
-		return 0
-	}
-	return widen(sorted[i-zeros])
 }
 
 // widen converts a float32 to the float64 with the shortest decimal form
