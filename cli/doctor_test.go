@@ -19,6 +19,7 @@ import (
 	"github.com/kvbench/kvbench/bench/doctor"
 	"github.com/kvbench/kvbench/internal/testbin"
 	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/sim/simtest"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -157,14 +158,8 @@ func TestDoctorBadFlagsExitTwo(t *testing.T) {
 }
 
 func TestDoctorOmitZeroCachedWarnsButPasses(t *testing.T) {
-	cfg := sim.DefaultConfig()
-	cfg.Listen, cfg.OmitZeroCached, cfg.Speed = "127.0.0.1:0", true, 100
-	run, err := sim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	out, code, _ := runDoctorCmd(t, "--engine-url", run.URL())
+	url := simtest.Start(t, func(c *sim.Config) { c.OmitZeroCached = true })
+	out, code, _ := runDoctorCmd(t, "--engine-url", url)
 	if code != 0 {
 		t.Errorf("exit %d: a warning is not a failure\n%s", code, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/sim/simtest"
 )
 
 // TestSimulatorFaultsAsRecorded runs the binary against a simulator with
@@ -30,7 +31,7 @@ func TestSimulatorFaultsAsRecorded(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			url := startSim(t, c.configure)
+			url := simtest.Start(t, c.configure)
 			args := append([]string{"--engine-url", url, "--workload", "random-prefill", "--tokens-per-gb-kvcache", "10000",
 				"--rp-num-requests", "3", "--rp-request-length", "40"}, c.args...)
 			r := kvbench(t, args...)
@@ -66,7 +67,7 @@ func TestSimulatorFaultsAsRecorded(t *testing.T) {
 // TestLMCacheURLAgainstSimulator resolves tokens-per-GB from the
 // simulator's LMCache-shaped /status.
 func TestLMCacheURLAgainstSimulator(t *testing.T) {
-	url := startSim(t, func(c *sim.Config) { c.TokensPerGB = 4096 })
+	url := simtest.Start(t, func(c *sim.Config) { c.TokensPerGB = 4096 })
 	r := kvbench(t, "--engine-url", url, "--lmcache-url", url, "--workload", "long-doc-qa",
 		"--kv-cache-volume", "1", "--ldqa-document-length", "1000", "--ldqa-query-per-document", "1")
 	if r.Code != 0 {

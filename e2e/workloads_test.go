@@ -16,6 +16,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testbin"
 	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/sim/simtest"
 )
 
 // runResult is one finished headless run and its record.
@@ -85,23 +86,6 @@ func kvbench(t *testing.T, args ...string) runResult {
 	return res
 }
 
-// startSim starts a simulated engine on a free loopback port.
-func startSim(t *testing.T, configure func(*sim.Config)) string {
-	t.Helper()
-	cfg := sim.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Speed = 100
-	if configure != nil {
-		configure(&cfg)
-	}
-	run, err := sim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { run.Close() })
-	return run.URL()
-}
-
 func num(t *testing.T, m map[string]any, key string) float64 {
 	t.Helper()
 	v, ok := m[key].(float64)
@@ -116,7 +100,7 @@ func num(t *testing.T, m map[string]any, key string) float64 {
 // 2 finds nothing cached; under it, every pass-2 request reuses its prefix.
 func TestPrefixSuffixTunerThrashesTheGPUTier(t *testing.T) {
 	t.Parallel()
-	url := startSim(t, func(c *sim.Config) { c.GPUKVGB = 2 })
+	url := simtest.Start(t, func(c *sim.Config) { c.GPUKVGB = 2 })
 	common := []string{"--engine-url", url, "--workload", "prefix-suffix-tuner",
 		"--tokens-per-gb-kvcache", "10000", "--psf-context-length", "1000", "--psf-prefix-ratio", "0.8"}
 
@@ -316,7 +300,7 @@ func TestConcurrentExactness(t *testing.T) {
 		t.Fatalf("level 16 cell %v", c16)
 	}
 
-	url := startSim(t, func(c *sim.Config) { c.NondeterministicRate = 0.5; c.FaultSeed = 7 })
+	url := simtest.Start(t, func(c *sim.Config) { c.NondeterministicRate = 0.5; c.FaultSeed = 7 })
 	diff := kvbench(t, append([]string{"--engine-url", url}, args...)...)
 	if diff.Code != 1 {
 		t.Fatalf("exit %d on a non-deterministic simulator, want 1", diff.Code)

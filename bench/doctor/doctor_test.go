@@ -15,23 +15,8 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/sim/simtest"
 )
-
-func startSim(t *testing.T, change func(*sim.Config)) string {
-	t.Helper()
-	cfg := sim.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Speed = 100
-	if change != nil {
-		change(&cfg)
-	}
-	run, err := sim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { run.Close() })
-	return run.URL()
-}
 
 func byID(r Report) map[string]Check {
 	m := map[string]Check{}
@@ -73,7 +58,7 @@ func dump(r Report) string {
 }
 
 func TestSimulatorAllPass(t *testing.T) {
-	url := startSim(t, nil)
+	url := simtest.Start(t, nil)
 	r := Run(context.Background(), Options{EngineURL: url, LMCacheURL: url, Timeout: 10 * time.Second})
 	checkOrder(t, r)
 	for _, c := range r.Checks {
@@ -112,7 +97,7 @@ func TestSimulatorAllPass(t *testing.T) {
 }
 
 func TestSimulatorOmitZeroCachedWarns(t *testing.T) {
-	url := startSim(t, func(c *sim.Config) { c.OmitZeroCached = true })
+	url := simtest.Start(t, func(c *sim.Config) { c.OmitZeroCached = true })
 	r := Run(context.Background(), Options{EngineURL: url, Timeout: 10 * time.Second})
 	checkOrder(t, r)
 	c := byID(r)[IDCachedTokens]
@@ -129,7 +114,7 @@ func TestSimulatorOmitZeroCachedWarns(t *testing.T) {
 }
 
 func TestSimulatorPrefixCacheOff(t *testing.T) {
-	url := startSim(t, func(c *sim.Config) { c.GPUKVGB = 0 })
+	url := simtest.Start(t, func(c *sim.Config) { c.GPUKVGB = 0 })
 	r := Run(context.Background(), Options{EngineURL: url, Timeout: 10 * time.Second})
 	c := byID(r)[IDPrefixCache]
 	if c.Status != Warn || !strings.Contains(c.Hint, "prefix caching") && !strings.Contains(c.Hint, "--gpu-kv-gb") {
@@ -268,7 +253,7 @@ func (f *fakeEngine) generate(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestSimulatorReasoning(t *testing.T) {
-	url := startSim(t, func(c *sim.Config) { c.ReasoningTokens = 3 })
+	url := simtest.Start(t, func(c *sim.Config) { c.ReasoningTokens = 3 })
 	r := Run(context.Background(), Options{EngineURL: url, Timeout: 10 * time.Second})
 	c := byID(r)[IDReasoning]
 	if c.Status != Info || !strings.Contains(c.Message, "delta.reasoning_content") || !strings.Contains(c.Hint, "enable_thinking") {
@@ -422,7 +407,7 @@ func TestAPIKeyNeverInReport(t *testing.T) {
 }
 
 func TestExplicitMetricsURLFailureFails(t *testing.T) {
-	url := startSim(t, nil)
+	url := simtest.Start(t, nil)
 	r := Run(context.Background(), Options{EngineURL: url, MetricsURL: closedURL(t) + "/metrics", Timeout: 5 * time.Second})
 	if c := byID(r)[IDMetrics]; c.Status != Fail || !strings.Contains(c.Hint, "--metrics-url") {
 		t.Errorf("metrics = %+v", c)
@@ -430,7 +415,7 @@ func TestExplicitMetricsURLFailureFails(t *testing.T) {
 }
 
 func TestLMCacheModelMissing(t *testing.T) {
-	url := startSim(t, nil)
+	url := simtest.Start(t, nil)
 	r := Run(context.Background(), Options{EngineURL: url, LMCacheURL: url, Model: "other-model", Timeout: 5 * time.Second})
 	m := byID(r)
 	if c := m[IDLMCache]; c.Status != Fail || !strings.Contains(c.Message, "kvbench-sim") {
@@ -442,7 +427,7 @@ func TestLMCacheModelMissing(t *testing.T) {
 }
 
 func TestReportJSONKeys(t *testing.T) {
-	url := startSim(t, nil)
+	url := simtest.Start(t, nil)
 	r := Run(context.Background(), Options{EngineURL: url, Timeout: 5 * time.Second})
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -16,19 +16,13 @@ import (
 	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/internal/testbin"
 	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/sim/simtest"
 )
 
-func startSim(t *testing.T) *sim.Running {
-	t.Helper()
-	cfg := sim.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	run, err := sim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { run.Close() })
-	return run
-}
+// realSpeed keeps the simulator at its modelled speed (sim's default 1,
+// not simtest's 100): these runs sample the metrics endpoint once a second
+// and time their phases.
+func realSpeed(c *sim.Config) { c.Speed = 1 }
 
 func runDir(t *testing.T, parent string) string {
 	t.Helper()
@@ -90,9 +84,9 @@ func readSummary(t *testing.T, dir string) summary {
 // line a second, and server_metrics agrees token for token with the
 // receipts and with the simulator's own counters.
 func TestRunMetricsURLAgainstSimulator(t *testing.T) {
-	eng := startSim(t)
+	eng := simtest.Start(t, realSpeed)
 	out := t.TempDir()
-	res := testbin.Run(t, 120*time.Second, nil, "run", "--engine-url", eng.URL(), "--metrics-url", eng.URL()+"/metrics",
+	res := testbin.Run(t, 120*time.Second, nil, "run", "--engine-url", eng, "--metrics-url", eng+"/metrics",
 		"--workload", "long-doc-qa", "--tokens-per-gb-kvcache", "10000", "--kv-cache-volume", "1",
 		"--ldqa-document-length", "2000", "--ldqa-num-inflight-requests", "1", "--ldqa-max-output-length", "40",
 		"--output-dir", out, "--no-interactive")
@@ -172,7 +166,7 @@ func TestRunMetricsURLAgainstSimulator(t *testing.T) {
 	// measured phase, so "after" is the final state, warm-up included.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	final, err := metrics.Scrape(ctx, nil, eng.URL()+"/metrics")
+	final, err := metrics.Scrape(ctx, nil, eng+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,9 +190,9 @@ func TestRunMetricsURLAgainstSimulator(t *testing.T) {
 // fatal, and does not stretch the measured phase.
 func TestRunWithBrokenMetricsEndpoint(t *testing.T) {
 	run := func(t *testing.T, metricsURL string) (summary, []map[string]any, testbin.Result) {
-		eng := startSim(t) // a fresh cache per run: the same cold work each time
+		eng := simtest.Start(t, realSpeed) // a fresh cache per run: the same cold work each time
 		out := t.TempDir()
-		args := []string{"run", "--engine-url", eng.URL(), "--workload", "random-prefill",
+		args := []string{"run", "--engine-url", eng, "--workload", "random-prefill",
 			"--tokens-per-gb-kvcache", "10000", "--rp-num-requests", "6", "--rp-request-length", "2000",
 			"--output-dir", out, "--no-interactive", "-q"}
 		if metricsURL != "" {
