@@ -18,6 +18,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/doctor"
 	"github.com/kvbench/kvbench/internal/testbin"
+	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/sim"
 	"github.com/kvbench/kvbench/sim/simtest"
 	"github.com/kvbench/kvbench/theme"
@@ -65,15 +66,7 @@ func TestDoctorBuiltinJSON(t *testing.T) {
 		}
 	}
 	// The keys of spec/cli.md, in order, and nothing else.
-	dec := json.NewDecoder(strings.NewReader(out))
-	var top []string
-	dec.Token()
-	for dec.More() {
-		k, _ := dec.Token()
-		top = append(top, k.(string))
-		var skip json.RawMessage
-		dec.Decode(&skip)
-	}
+	top := testutil.ObjectKeys(t, []byte(out), "")
 	if !reflect.DeepEqual(top, []string{"engine_url", "model", "checks"}) {
 		t.Errorf("keys %v", top)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	"github.com/kvbench/kvbench/internal/testbin"
+	"github.com/kvbench/kvbench/internal/testutil"
 )
 
 var resT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
@@ -46,16 +47,7 @@ func resDecode(t *testing.T, out string) []map[string]any {
 	var raws []json.RawMessage
 	json.Unmarshal([]byte(out), &raws)
 	for i, raw := range raws {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.Token()
-		var keys []string
-		for dec.More() {
-			k, _ := dec.Token()
-			keys = append(keys, k.(string))
-			var skip json.RawMessage
-			dec.Decode(&skip)
-		}
-		if !reflect.DeepEqual(keys, resJSONKeys) {
+		if keys := testutil.ObjectKeys(t, raw, ""); !reflect.DeepEqual(keys, resJSONKeys) {
 			t.Errorf("object %d keys:\n%v\nwant\n%v", i, keys, resJSONKeys)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testbin"
+	"github.com/kvbench/kvbench/internal/testutil"
 )
 
 // engine is a minimal OpenAI-compatible streaming server for end-to-end
@@ -124,25 +125,6 @@ func readSummary(t *testing.T, dir string) map[string]any {
 	return m
 }
 
-// orderedKeys returns the keys of the JSON object at path in file order.
-func orderedKeys(t *testing.T, data []byte, block string) []string {
-	t.Helper()
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw[block]))
-	dec.Token()
-	var keys []string
-	for dec.More() {
-		k, _ := dec.Token()
-		keys = append(keys, k.(string))
-		var skip json.RawMessage
-		dec.Decode(&skip)
-	}
-	return keys
-}
-
 func TestRunWritesTheFourFiles(t *testing.T) {
 	e := newEngine(t, nil)
 	out := t.TempDir()
@@ -171,7 +153,7 @@ func TestRunWritesTheFourFiles(t *testing.T) {
 		t.Errorf("CSV rows = %d, want 4", n)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, "bench_summary.json"))
-	gotKeys := orderedKeys(t, data, "results")
+	gotKeys := testutil.ObjectKeys(t, data, "results")
 	wantKeys := []string{"total_requests", "successful_requests", "failed_requests", "elapsed_time", "mean_ttft_ms",
 		"mean_decode_speed", "mean_request_latency_ms", "input_throughput", "output_throughput", "total_input_tokens",
 		"total_output_tokens", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "p50_decode_speed", "p90_decode_speed",
@@ -179,7 +161,7 @@ func TestRunWritesTheFourFiles(t *testing.T) {
 	if !reflect.DeepEqual(gotKeys, wantKeys) {
 		t.Errorf("results keys\n got %v\nwant %v", gotKeys, wantKeys)
 	}
-	top := orderedKeys(t, append([]byte(`{"x":`), append(data, '}')...), "x")
+	top := testutil.ObjectKeys(t, data, "")
 	for _, k := range []string{"schema_version", "tool", "run", "config", "results", "cache", "latency", "client", "workload"} {
 		if !contains(top, k) {
 			t.Errorf("summary lacks %q (has %v)", k, top)
@@ -202,7 +184,7 @@ func TestRunWritesTheFourFiles(t *testing.T) {
 		"completion_tokens", "cache_n", "cache_state", "unverified_reason", "complete", "finish_reason", "chunks",
 		"decode_speed", "itl_mean_ms", "itl_p50_ms", "itl_p95_ms", "round_gap_p50_ms", "round_gap_p95_ms",
 		"tokens_per_chunk", "prefill_tps", "output_sha256", "token_sha"}
-	if got := orderedKeys(t, []byte(`{"x":`+first+`}`), "x"); !reflect.DeepEqual(got, wantLine) {
+	if got := testutil.ObjectKeys(t, []byte(first), ""); !reflect.DeepEqual(got, wantLine) {
 		t.Errorf("requests.jsonl keys\n got %v\nwant %v", got, wantLine)
 	}
 	cfg, _ := os.ReadFile(filepath.Join(dir, "config.json"))

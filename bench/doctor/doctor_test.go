@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/sim"
 	"github.com/kvbench/kvbench/sim/simtest"
 )
@@ -433,7 +434,7 @@ func TestReportJSONKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := objectKeys(t, b); !reflect.DeepEqual(got, []string{"engine_url", "model", "checks"}) {
+	if got := testutil.ObjectKeys(t, b, ""); !reflect.DeepEqual(got, []string{"engine_url", "model", "checks"}) {
 		t.Errorf("report keys %v", got)
 	}
 	var raw struct {
@@ -444,24 +445,8 @@ func TestReportJSONKeys(t *testing.T) {
 		t.Fatalf("%d checks", len(raw.Checks))
 	}
 	for _, c := range raw.Checks {
-		if got := objectKeys(t, c); !reflect.DeepEqual(got, []string{"id", "status", "message", "hint"}) {
+		if got := testutil.ObjectKeys(t, c, ""); !reflect.DeepEqual(got, []string{"id", "status", "message", "hint"}) {
 			t.Errorf("check keys %v in %s", got, c)
 		}
 	}
-}
-
-func objectKeys(t *testing.T, b []byte) []string {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("not an object: %s", b)
-	}
-	var keys []string
-	for dec.More() {
-		k, _ := dec.Token()
-		keys = append(keys, k.(string))
-		var skip json.RawMessage
-		dec.Decode(&skip)
-	}
-	return keys
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
+	"github.com/kvbench/kvbench/internal/testutil"
 )
 
 var started = time.Date(2026, 5, 5, 14, 3, 9, 0, time.UTC)
@@ -287,7 +288,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 	}
 
 	wantTop := []string{"schema_version", "tool", "run", "config", "results", "cache", "latency", "client", "workload"}
-	if got := objectKeys(t, raw, ""); strings.Join(got, ",") != strings.Join(wantTop, ",") {
+	if got := testutil.ObjectKeys(t, raw, ""); strings.Join(got, ",") != strings.Join(wantTop, ",") {
 		t.Errorf("top-level keys = %v, want %v", got, wantTop)
 	}
 	wantResults := []string{"total_requests", "successful_requests", "failed_requests", "elapsed_time",
@@ -295,13 +296,13 @@ func TestSummaryRoundTrip(t *testing.T) {
 		"output_throughput", "total_input_tokens", "total_output_tokens", "p50_ttft_ms", "p90_ttft_ms",
 		"p99_ttft_ms", "p50_decode_speed", "p90_decode_speed", "p99_decode_speed",
 		"p50_request_latency_ms", "p90_request_latency_ms", "p99_request_latency_ms"}
-	if got := objectKeys(t, raw, "results"); strings.Join(got, ",") != strings.Join(wantResults, ",") {
+	if got := testutil.ObjectKeys(t, raw, "results"); strings.Join(got, ",") != strings.Join(wantResults, ",") {
 		t.Errorf("results keys = %v\nwant %v", got, wantResults)
 	}
-	if got := objectKeys(t, raw, "run"); strings.Join(got, ",") != "id,name,started_at,finished_at,interrupted,exit_code" {
+	if got := testutil.ObjectKeys(t, raw, "run"); strings.Join(got, ",") != "id,name,started_at,finished_at,interrupted,exit_code" {
 		t.Errorf("run keys = %v", got)
 	}
-	if got := objectKeys(t, raw, "config"); strings.Join(got, ",") != "workload,model,seed,kv_cache_volume_gb" {
+	if got := testutil.ObjectKeys(t, raw, "config"); strings.Join(got, ",") != "workload,model,seed,kv_cache_volume_gb" {
 		t.Errorf("config key order lost: %v", got)
 	}
 
@@ -339,36 +340,6 @@ func TestSummaryRoundTrip(t *testing.T) {
 	if !bytes.Equal(again, raw) {
 		t.Errorf("rewrite differs:\n%s\n---\n%s", raw, again)
 	}
-}
-
-// objectKeys lists the keys of the object at top-level key path ("" is
-// the document itself), in file order.
-func objectKeys(t *testing.T, raw []byte, path string) []string {
-	t.Helper()
-	if path != "" {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		raw = m[path]
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, tok.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return keys
 }
 
 func TestAppendLineIsMarshal(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
 )
 
 // captured is what a test server saw of one request.
@@ -58,28 +60,6 @@ func newClient(t *testing.T, srv *httptest.Server, opts Options) *Client {
 	c := New(opts)
 	t.Cleanup(c.Close)
 	return c
-}
-
-// topKeys returns the top-level keys of a JSON object in order.
-func topKeys(t *testing.T, body []byte) []string {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("body is not an object: %s", body)
-	}
-	var keys []string
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, k.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return keys
 }
 
 func TestRequestBody(t *testing.T) {
@@ -156,7 +136,7 @@ func TestRequestBody(t *testing.T) {
 			if !json.Valid(g.body) {
 				t.Fatalf("invalid JSON body: %s", g.body)
 			}
-			if keys := topKeys(t, g.body); strings.Join(keys, ",") != strings.Join(c.keys, ",") {
+			if keys := testutil.ObjectKeys(t, g.body, ""); strings.Join(keys, ",") != strings.Join(c.keys, ",") {
 				t.Errorf("keys %v, want %v", keys, c.keys)
 			}
 			var gotV, wantV any
