@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -36,16 +35,6 @@ func runDoctorCmd(t *testing.T, args ...string) (stdout string, code int, msg st
 	err := cmd.ExecuteContext(context.Background())
 	code, msg = Code(err)
 	return out.String(), code, msg
-}
-
-func closedLoopbackURL(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
 }
 
 func TestDoctorBuiltinJSON(t *testing.T) {
@@ -80,7 +69,7 @@ func TestDoctorBuiltinJSON(t *testing.T) {
 }
 
 func TestDoctorUnreachableExitsOneFast(t *testing.T) {
-	url := closedLoopbackURL(t)
+	url := "http://" + testutil.ClosedAddr(t)
 	t0 := time.Now()
 	out, code, _ := runDoctorCmd(t, "--engine-url", url)
 	if d := time.Since(t0); d > 5*time.Second {
@@ -241,7 +230,7 @@ func stripANSI(s string) string {
 // The built binary, as a user runs it: exit codes, one-line errors, no
 // escapes without a terminal.
 func TestDoctorBinary(t *testing.T) {
-	url := closedLoopbackURL(t)
+	url := "http://" + testutil.ClosedAddr(t)
 	t0 := time.Now()
 	res := testbin.Run(t, 60*time.Second, nil, "doctor", "--engine-url", url)
 	if res.Code != 1 || !strings.Contains(res.Stdout, url+"/v1/models") || res.Stderr != "" {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -123,19 +122,8 @@ func TestSimulatorPrefixCacheOff(t *testing.T) {
 	}
 }
 
-// closedURL is a loopback address nothing listens on.
-func closedURL(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
-}
-
 func TestUnreachableFailsFast(t *testing.T) {
-	url := closedURL(t)
+	url := "http://" + testutil.ClosedAddr(t)
 	t0 := time.Now()
 	r := Run(context.Background(), Options{EngineURL: url, Timeout: 10 * time.Second})
 	if d := time.Since(t0); d > 3*time.Second {
@@ -409,7 +397,7 @@ func TestAPIKeyNeverInReport(t *testing.T) {
 
 func TestExplicitMetricsURLFailureFails(t *testing.T) {
 	url := simtest.Start(t, nil)
-	r := Run(context.Background(), Options{EngineURL: url, MetricsURL: closedURL(t) + "/metrics", Timeout: 5 * time.Second})
+	r := Run(context.Background(), Options{EngineURL: url, MetricsURL: "http://" + testutil.ClosedAddr(t) + "/metrics", Timeout: 5 * time.Second})
 	if c := byID(r)[IDMetrics]; c.Status != Fail || !strings.Contains(c.Hint, "--metrics-url") {
 		t.Errorf("metrics = %+v", c)
 	}

@@ -408,12 +408,7 @@ func TestCanceled(t *testing.T) {
 }
 
 func TestConnectError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testutil.ClosedAddr(t)
 	base, _ := NormalizeURL(addr)
 	c := New(Options{BaseURL: base, Model: "m", APIKey: secret})
 	defer c.Close()

@@ -5,6 +5,7 @@ package testutil
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"testing"
 )
 
@@ -37,4 +38,17 @@ func ObjectKeys(t testing.TB, data []byte, path string) []string {
 		}
 	}
 	return keys
+}
+
+// ClosedAddr returns a loopback host:port that nothing listens on (a port
+// just handed out and closed again).
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
