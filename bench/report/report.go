@@ -123,7 +123,7 @@ func Sections(s *record.Summary) []Section {
 	cfg = append(cfg,
 		Row{"Engine URL", orNA(configString(s.Config, "engine_url"))},
 		Row{"KV cache volume (GB)", configFloat(s.Config, "kv_cache_volume_gb")},
-		Row{"Tokens per GB of KV cache", configInt(s.Config, "tokens_per_gb_kvcache")},
+		Row{"Tokens per GB of KV cache", positive(configInt(s.Config, "tokens_per_gb_kvcache"))},
 		Row{"Seed", configInt(s.Config, "seed")},
 	)
 	if v, ok := record.Field(s.Config, "ignore_eos"); ok && v == true {
@@ -325,6 +325,15 @@ func configFloat(cfg any, key string) string {
 		return Float(f)
 	}
 	return NA
+}
+
+// positive shows 0 as n/a: tokens-per-GB is 0 when the workload does not
+// size itself from a KV budget (cache-probe, concurrent-exactness).
+func positive(v string) string {
+	if v == "0" {
+		return NA
+	}
+	return v
 }
 
 func configInt(cfg any, key string) string {

@@ -207,3 +207,18 @@ func TestFormatHelpers(t *testing.T) {
 		}
 	}
 }
+
+func TestTokensPerGBZeroPrintsNA(t *testing.T) {
+	for cfg, want := range map[string]string{
+		`{"workload":"cache-probe","tokens_per_gb_kvcache":0}`:    " n/a",
+		`{"workload":"long-doc-qa","tokens_per_gb_kvcache":6553}`: " 6553",
+	} {
+		var buf bytes.Buffer
+		if err := Text(&buf, &record.Summary{Config: json.RawMessage(cfg)}); err != nil {
+			t.Fatal(err)
+		}
+		if line := lineOf(buf.String(), "Tokens per GB of KV cache:"); !strings.HasSuffix(line, want) {
+			t.Errorf("%s: %q, want suffix %q", cfg, line, want)
+		}
+	}
+}
