@@ -106,10 +106,18 @@ func (s *Session) Started() bool { return s.started.Load() }
 
 // Wait blocks until a started run has ended and returns its exit code
 // (130 when it never started).
+//
+// Wait is for after the program has ended: it drains the runner's events
+// itself, since no screen reads them any more and the runner must be able
+// to deliver its last ones to finish.
 func (s *Session) Wait() int {
 	if !s.Started() {
 		return 130
 	}
+	go func() {
+		for range s.src.Events() {
+		}
+	}()
 	<-s.done
 	_, code := s.result()
 	return code
