@@ -307,3 +307,25 @@ func TestDoctorFromHome(t *testing.T) {
 	tm.Send(screentest.Key("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
+
+// TestDoctorFromFormSummary: d on the form's summary checks the engine
+// the form names, before a run is started.
+func TestDoctorFromFormSummary(t *testing.T) {
+	c := testCommon(t.TempDir(), t.TempDir())
+	cfg := config.Default()
+	cfg.SetString("workload", config.LongDocQA)
+	cfg.SetString("engine_url", "builtin")
+	tm := teatest.NewTestModel(t, newModel(c, form.New(c, cfg)), teatest.WithInitialTermSize(120, 35))
+	submitForm(t, tm)
+	var tr transcript
+	tm.Send(screentest.Key("d"))
+	tr.waitFor(t, tm, "kvbench › doctor", "> builtin")
+	for range 3 {
+		tm.Send(screentest.Key("enter"))
+	}
+	tr.waitFor(t, tm, "model kvbench-sim", "PASS  cached_tokens")
+	tm.Send(screentest.Key("esc"))
+	tr.waitFor(t, tm, "[ Start ]")
+	tm.Send(screentest.Key("ctrl+c"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}

@@ -77,6 +77,8 @@ var (
 	NewCompare func(c *Common, a, b string) Screen
 	// NewRunDetail opens one run of the explorer.
 	NewRunDetail func(c *Common, runDir string) Screen
+	// NewDoctor checks an engine (`kvbench doctor`), the URL prefilled.
+	NewDoctor func(c *Common, engineURL string) Screen
 	// NewForm opens the config form prefilled with cfg (a new run from a
 	// past run's config, or a profile).
 	NewForm func(c *Common, cfg *config.Config) Screen

@@ -73,7 +73,7 @@ type Model struct {
 }
 
 type keys struct {
-	Back, Left, Right, Choose, Start, Export, Profile, Edit key.Binding
+	Back, Left, Right, Choose, Start, Export, Profile, Edit, Doctor key.Binding
 }
 
 func newKeys() keys {
@@ -86,6 +86,7 @@ func newKeys() keys {
 		Export:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export")),
 		Profile: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "save profile")),
 		Edit:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "change")),
+		Doctor:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "check engine")),
 	}
 }
 
@@ -478,15 +479,19 @@ func (m *Model) toSummary() {
 	m.notice, m.failed = "", false
 	m.action = 0
 	if m.cfgErr != nil {
-		m.action = len(actions) - 1
+		m.action = actChange
 	}
 }
 
 type action struct{ label, key string }
 
 var actions = []action{
-	{"Start", "s"}, {"Export config", "e"}, {"Save as profile", "p"}, {"Change settings", "c"},
+	{"Start", "s"}, {"Export config", "e"}, {"Save as profile", "p"}, {"Change settings", "c"}, {"Check engine", "d"},
 }
+
+// actChange is the index of "Change settings", where a summary with an
+// error puts the cursor.
+const actChange = 3
 
 func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 	choose := -1
@@ -507,6 +512,8 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		choose = 2
 	case key.Matches(k, m.keys.Edit):
 		choose = 3
+	case key.Matches(k, m.keys.Doctor):
+		choose = 4
 	}
 	switch choose {
 	case 0:
@@ -525,6 +532,13 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 	case 3:
 		m.build()
 		return m.form.Init()
+	case 4:
+		// The doctor checks the engine this form names, before GPU
+		// hours are spent on a run it cannot report on.
+		if common.NewDoctor == nil || m.cfg == nil {
+			return nil
+		}
+		return common.Push(common.NewDoctor(m.c, m.cfg.String("engine_url")))
 	}
 	return nil
 }
@@ -620,7 +634,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	case stageExport, stageProfile:
 		return append(m.sub.KeyBinds(), m.keys.Back)
 	case stageSummary:
-		return []key.Binding{m.keys.Left, m.keys.Choose, m.keys.Start, m.keys.Export, m.keys.Profile, m.keys.Edit}
+		return []key.Binding{m.keys.Left, m.keys.Choose, m.keys.Start, m.keys.Export, m.keys.Profile, m.keys.Edit, m.keys.Doctor}
 	}
 	return nil
 }
@@ -665,6 +679,23 @@ func (m *Model) actionsView() string {
 		b = append(b, style.Render(label))
 	}
 	line := strings.Join(b, "  ")
+	if lipgloss.Width(line) > m.width && m.width > 0 {
+		// Narrow terminals: tighter spacing, then as many lines as needed.
+		line = ""
+		row := ""
+		for _, item := range b {
+			switch {
+			case row == "":
+				row = item
+			case lipgloss.Width(row)+lipgloss.Width(item) <= m.width:
+				row += item
+			default:
+				line += row + "\n"
+				row = item
+			}
+		}
+		line += row
+	}
 	if m.notice != "" {
 		n := st.OK.Render("✓ " + m.notice)
 		if m.failed {
