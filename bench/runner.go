@@ -327,6 +327,7 @@ func (r *Runner) logf(warn bool, format string, args ...any) {
 // exit code of spec/cli.md.
 func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	defer close(r.events)
+	defer r.reqCancel() // every request has ended; frees the interrupt timer
 	defer r.client.Close()
 	defer r.prep.Close()
 	startedAt := time.Now()
