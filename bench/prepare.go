@@ -107,6 +107,12 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		}
 		p.builtin = run
 		raw = run.URL()
+		// Size the workload to the cache the built-in engine really has,
+		// unless a budget was given: the run then takes seconds, not the
+		// minutes 100 GB of documents would.
+		if !cfg.IsSet("kv_cache_volume") {
+			cfg.Set("kv_cache_volume", sc.GPUKVGB)
+		}
 	}
 	u, err := sender.NormalizeURL(raw)
 	if err != nil {

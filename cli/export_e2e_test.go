@@ -67,3 +67,32 @@ func TestExportConfigResolvesAndRunsNothing(t *testing.T) {
 		t.Errorf("set flags must win over --config, file values must stay: %v", sum.Config)
 	}
 }
+
+func TestBuiltinBudgetDefaultsToItsGPUTier(t *testing.T) {
+	dir := t.TempDir()
+	export := func(env []string, args ...string) map[string]any {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "c.json")
+		env = append(env, "KVBENCH_RUNS_DIR="+filepath.Join(dir, "runs"), "KVBENCH_CONFIG_DIR="+filepath.Join(dir, "cfg"))
+		res := testbin.Run(t, 60*time.Second, env, append([]string{"run", "--engine-url", "builtin",
+			"--workload", "long-doc-qa", "--export-config", out}, args...)...)
+		if res.Code != 0 {
+			t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+		}
+		data, _ := os.ReadFile(out)
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if v := export(nil)["kv_cache_volume"]; v != 8.0 {
+		t.Errorf("builtin without a budget: kv_cache_volume %v, want the simulated GPU tier 8", v)
+	}
+	if v := export(nil, "--kv-cache-volume", "100")["kv_cache_volume"]; v != 100.0 {
+		t.Errorf("a given budget is kept: %v", v)
+	}
+	if v := export([]string{"KVBENCH_KV_CACHE_VOLUME=3"})["kv_cache_volume"]; v != 3.0 {
+		t.Errorf("a budget from the environment is kept: %v", v)
+	}
+}

@@ -75,7 +75,9 @@ func (c *Config) Duration(key string) time.Duration { return c.get(key).(time.Du
 // IntList returns an IntList field's value.
 func (c *Config) IntList(key string) []int { return append([]int(nil), c.get(key).([]int)...) }
 
-// IsSet reports whether the user set key explicitly.
+// IsSet reports whether the user gave key a value (a flag, an
+// environment variable, a config file or the form) rather than leaving the
+// default.
 func (c *Config) IsSet(key string) bool { return c.set[key] }
 
 // Workload is the chosen workload.

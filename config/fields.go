@@ -204,7 +204,7 @@ var Fields = []Field{
 	exported(general("workload", "workload", String, "", "workload to run: "+strings.Join(Workloads, ", "))),
 	exported(group("engine", general("model", "model", String, "", "model name (default: first id of GET /v1/models)"))),
 	exported(group("engine", general("served_model_name", "served-model-name", String, "", "model `NAME` sent in requests when the engine serves an alias (default: --model)"))),
-	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to").withMin(0, true)),
+	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to (builtin: its GPU tier, 8)").withMin(0, true)),
 	exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false)),
 	exported(general("seed", "seed", Int, 42, "seed of every random choice")),
 	exported(general("ignore_eos", "ignore-eos", Bool, false, "send ignore_eos so decoding runs to max_tokens")),

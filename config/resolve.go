@@ -84,6 +84,7 @@ func Resolve(fs *pflag.FlagSet, l Layers) (*Config, error) {
 				return nil, fmt.Errorf("config %s: %v", file, err)
 			}
 			c.values[f.Key] = cv
+			c.set[f.Key] = true
 		}
 	}
 	env := l.Env
@@ -97,6 +98,7 @@ func Resolve(fs *pflag.FlagSet, l Layers) (*Config, error) {
 				return nil, fmt.Errorf("%s: %v", EnvName(f.Key), err)
 			}
 			c.values[f.Key] = val
+			c.set[f.Key] = true
 		}
 	}
 	if l.JSON != "" {
