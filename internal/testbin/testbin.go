@@ -27,6 +27,16 @@ func Root() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// Main runs a package's tests and then removes the binary built for them;
+// call it from TestMain in packages that use Path.
+func Main(m *testing.M) {
+	code := m.Run()
+	if path != "" {
+		os.RemoveAll(filepath.Dir(path))
+	}
+	os.Exit(code)
+}
+
 // Path builds kvbench (once) and returns the binary's path.
 func Path(t testing.TB) string {
 	t.Helper()
