@@ -29,16 +29,9 @@ type keys struct {
 
 func newKeys() keys {
 	return keys{
-		ScrollKeys: common.ScrollKeys{
-			Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-			Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-			PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-			PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
-			Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
-			Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "bottom")),
-		},
-		Swap: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "swap A/B")),
-		Back: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		ScrollKeys: common.NewScrollKeys("top", "bottom"),
+		Swap:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "swap A/B")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 }
 

@@ -39,19 +39,12 @@ type detailKeys struct {
 
 func newDetailKeys() detailKeys {
 	return detailKeys{
-		Next:     key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next view")),
-		Prev:     key.NewBinding(key.WithKeys("shift+tab", "left", "h"), key.WithHelp("shift+tab", "previous view")),
-		Summary:  key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "summary")),
-		Charts:   key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "charts")),
-		Requests: key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "requests")),
-		ScrollKeys: common.ScrollKeys{
-			Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-			Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-			PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-			PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
-			Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "first")),
-			Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "last")),
-		},
+		Next:       key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next view")),
+		Prev:       key.NewBinding(key.WithKeys("shift+tab", "left", "h"), key.WithHelp("shift+tab", "previous view")),
+		Summary:    key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "summary")),
+		Charts:     key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "charts")),
+		Requests:   key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "requests")),
+		ScrollKeys: common.NewScrollKeys("first", "last"),
 		Filter:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter state")),
 		FilterBack: key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "filter back")),
 		Delete:     key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
