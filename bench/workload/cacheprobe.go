@@ -17,6 +17,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/config"
 )
 
@@ -350,7 +351,7 @@ func (w *CacheProbe) Outcome() Outcome {
 			"require_reuse":          w.requireReuse,
 		},
 		"expected":                         strings.Join(expected, ", "),
-		"concurrent_aggregate_prefill_tps": aggregatePrefill(concurrent),
+		"concurrent_aggregate_prefill_tps": stats.AggregatePrefill(concurrent),
 	}
 	if reasons == nil {
 		block["reasons"] = []string{}
@@ -367,7 +368,7 @@ func (w *CacheProbe) Outcome() Outcome {
 		out = append(out, report.Row{Label: r.RequestID, Value: cpRowText(r)})
 	}
 	out = append(out,
-		report.Row{Label: "Concurrent agg. prefill (tok/s)", Value: report.OptFloat(aggregatePrefill(concurrent))},
+		report.Row{Label: "Concurrent agg. prefill (tok/s)", Value: report.OptFloat(stats.AggregatePrefill(concurrent))},
 		report.Row{Label: "Qualified", Value: qualified})
 	return Outcome{
 		Block: block, Sections: []report.Section{{Title: "Cache Probe", Rows: out}},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/config"
 )
 
@@ -59,7 +60,7 @@ func (w *RandomPrefill) Run(ctx context.Context, env Env) error {
 }
 
 func (w *RandomPrefill) Outcome() Outcome {
-	agg := aggregatePrefill(w.results)
+	agg := stats.AggregatePrefill(w.results)
 	block := map[string]any{
 		"num_requests":           w.n,
 		"request_length":         w.length,
@@ -76,33 +77,4 @@ func (w *RandomPrefill) Outcome() Outcome {
 	rows = append(rows, w.observed.rows("Observed ")...)
 	rows = append(rows, report.Row{Label: "Aggregate prefill (tok/s)", Value: report.OptFloat(agg)})
 	return Outcome{Block: block, Sections: []report.Section{{Title: "Random Prefill", Rows: rows}}}
-}
-
-// aggregatePrefill is the prompt tokens of requests sent together over
-// the time from the first submit to the last first token; nil unless every
-// one is cold.
-func aggregatePrefill(rs []*sender.Result) *float64 {
-	if len(rs) == 0 {
-		return nil
-	}
-	first, last := rs[0].Submit, rs[0].FirstToken
-	total := 0
-	for _, r := range rs {
-		if r.CacheState != sender.StateCold || r.PromptTokens == nil || r.FirstToken.IsZero() {
-			return nil
-		}
-		total += *r.PromptTokens
-		if r.Submit.Before(first) {
-			first = r.Submit
-		}
-		if r.FirstToken.After(last) {
-			last = r.FirstToken
-		}
-	}
-	span := last.Sub(first).Seconds()
-	if span <= 0 {
-		return nil
-	}
-	v := float64(total) / span
-	return &v
 }
