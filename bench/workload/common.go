@@ -131,17 +131,10 @@ func (t *tally) rows(prefix string) []report.Row {
 	rows := []report.Row{
 		{Label: prefix + "requests", Value: report.Int(t.Requests)},
 		{Label: prefix + "cold / reused / unverified", Value: fmt.Sprintf("%d / %d / %d", t.Cold, t.Reused, t.Unverified)},
-		{Label: prefix + "hit ratio (%)", Value: pct(t.HitRatio)},
+		{Label: prefix + "hit ratio (%)", Value: report.Percent(t.HitRatio)},
 		{Label: prefix + "mean TTFT (ms)", Value: report.OptFloat(t.MeanTTFTms)},
 	}
 	return rows
-}
-
-func pct(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return report.Float(100 * *p)
 }
 
 // meanPrompt is the observed mean prompt length of a tally.

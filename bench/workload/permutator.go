@@ -343,7 +343,7 @@ func (w *LongDocPermutator) Outcome() Outcome {
 		{Label: "Contexts / permutations", Value: fmt.Sprintf("%d / %d", w.numContexts, len(w.perms))},
 		{Label: "Words / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.systemLen+w.numContexts*w.contextLen, report.OptFloat(w.measured.meanPrompt()))},
 		{Label: "Expected", Value: "prefix hits to the bound, blend above"},
-		{Label: "Prefix-cache bound, in words (%)", Value: pct(bound)},
+		{Label: "Prefix-cache bound, in words (%)", Value: report.Percent(bound)},
 	}
 	rows = append(rows, w.others.rows("Later ")...)
 	rows = append(rows, report.Row{Label: "Later hit ratio vs bound", Value: verdict})
