@@ -160,12 +160,5 @@ func WriteSummary(w io.Writer, s *record.Summary, sections []report.Section, rea
 		enc.SetIndent("", "  ")
 		return enc.Encode(s)
 	}
-	if len(reasons) > 0 {
-		rows := make([]report.Row, 0, len(reasons))
-		for _, r := range reasons {
-			rows = append(rows, report.Row{Label: "reason", Value: r})
-		}
-		sections = append(sections, report.Section{Title: "Failed checks", Rows: rows})
-	}
-	return report.Text(w, s, sections...)
+	return report.Text(w, s, report.FailedChecks(sections, reasons)...)
 }

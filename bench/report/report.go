@@ -72,6 +72,20 @@ func Percent(p *float64) string {
 	return Float(100 * *p)
 }
 
+// FailedChecks appends the reasons a run did not qualify (cache-probe)
+// or found differences (concurrent-exactness) as a last section, so every
+// front-end shows them the same way.
+func FailedChecks(sections []Section, reasons []string) []Section {
+	if len(reasons) == 0 {
+		return sections
+	}
+	rows := make([]Row, 0, len(reasons))
+	for _, r := range reasons {
+		rows = append(rows, Row{Label: "reason", Value: r})
+	}
+	return append(sections[:len(sections):len(sections)], Section{Title: "Failed checks", Rows: rows})
+}
+
 // Title is the summary's title for a workload.
 func Title(workload string) string {
 	return "Engine Benchmark Result (" + workload + ")"

@@ -222,3 +222,17 @@ func TestTokensPerGBZeroPrintsNA(t *testing.T) {
 		}
 	}
 }
+
+func TestFailedChecks(t *testing.T) {
+	base := []Section{{Title: "Cache Probe"}}
+	if got := FailedChecks(base, nil); len(got) != 1 {
+		t.Fatalf("no reasons must add no section: %v", got)
+	}
+	got := FailedChecks(base, []string{"first_0: error connect", "expected 7"})
+	if len(got) != 2 || got[1].Title != "Failed checks" || len(got[1].Rows) != 2 || got[1].Rows[1].Value != "expected 7" {
+		t.Fatalf("sections %+v", got)
+	}
+	if len(base) != 1 {
+		t.Fatal("the caller's sections changed")
+	}
+}

@@ -366,11 +366,8 @@ func (m *Model) finish(sum *record.Summary, code int, sections []report.Section,
 	m.summaryText = ""
 	if sum != nil {
 		var b bytes.Buffer
-		if err := report.Text(&b, sum, sections...); err == nil {
+		if err := report.Text(&b, sum, report.FailedChecks(sections, reasons)...); err == nil {
 			m.summaryText = strings.TrimRight(b.String(), "\n")
-		}
-		if len(reasons) > 0 {
-			m.summaryText += "\n\n" + strings.Join(reasons, "\n")
 		}
 		if m.info.Dir != "" {
 			m.summaryText += "\n\nRecord: " + m.info.Dir
