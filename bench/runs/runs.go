@@ -25,6 +25,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
+	"github.com/kvbench/kvbench/config"
 )
 
 // Status of a run folder.
@@ -52,6 +53,7 @@ type Run struct {
 	StartedAt                        time.Time // zero when unknown
 
 	TotalRequests, FailedRequests int
+	SuccessfulRequests            int
 	MeanTTFTms, P99TTFTms         float64
 	OutputThroughput              float64
 	HitRatio                      *float64
@@ -241,9 +243,12 @@ func quickRun(dir string) (*Run, error) {
 	}
 	cfg := readConfig(dir)
 	id := configIdentity(cfg)
+	if id.Workload == "" {
+		id.Workload = workloadFromFolder(filepath.Base(dir))
+	}
 	r := &Run{
 		ID: filepath.Base(dir), Dir: dir, Workload: id.Workload, Model: id.Model,
-		TotalRequests: done, FailedRequests: failed, Interrupted: true, Corrupt: corrupt,
+		TotalRequests: done, FailedRequests: failed, SuccessfulRequests: done - failed, Interrupted: true, Corrupt: corrupt,
 	}
 	r.StartedAt, r.Name = incompleteStart(dir, id.Workload, firstSubmit)
 	if len(ttfts) > 0 {
@@ -306,19 +311,20 @@ func incompleteStart(dir, workload string, firstSubmit float64) (time.Time, stri
 
 func fromSummary(dir string, s *record.Summary) Run {
 	r := Run{
-		ID:               filepath.Base(dir),
-		Dir:              dir,
-		Name:             s.Run.Name,
-		StartedAt:        parseTime(s.Run.StartedAt),
-		TotalRequests:    s.Results.TotalRequests,
-		FailedRequests:   s.Results.FailedRequests,
-		MeanTTFTms:       s.Results.MeanTTFTms,
-		P99TTFTms:        s.Results.P99TTFTms,
-		OutputThroughput: s.Results.OutputThroughput,
-		HitRatio:         s.Cache.HitRatio,
-		Interrupted:      s.Run.Interrupted,
-		ExitCode:         s.Run.ExitCode,
-		Complete:         true,
+		ID:                 filepath.Base(dir),
+		Dir:                dir,
+		Name:               s.Run.Name,
+		StartedAt:          parseTime(s.Run.StartedAt),
+		TotalRequests:      s.Results.TotalRequests,
+		FailedRequests:     s.Results.FailedRequests,
+		SuccessfulRequests: s.Results.SuccessfulRequests,
+		MeanTTFTms:         s.Results.MeanTTFTms,
+		P99TTFTms:          s.Results.P99TTFTms,
+		OutputThroughput:   s.Results.OutputThroughput,
+		HitRatio:           s.Cache.HitRatio,
+		Interrupted:        s.Run.Interrupted,
+		ExitCode:           s.Run.ExitCode,
+		Complete:           true,
 	}
 	c := configIdentity(s.Config)
 	r.Workload, r.Model, r.EngineURL = c.Workload, c.Model, c.EngineURL
@@ -436,6 +442,18 @@ func summariseDir(dir string) (*Detail, error) {
 // parseFolderName reads <YYYYMMDD-HHMMSS>-<workload>[-<name>] (local
 // time, as record names folders). The name is what follows the sanitised
 // workload; a numeric suffix added for a taken name stays part of it.
+// workloadFromFolder reads the workload from a folder name
+// (YYYYMMDD-HHMMSS-<workload>[-<name>]) when config.json is missing.
+func workloadFromFolder(id string) string {
+	const stamp = len("20060102-150405-")
+	for _, w := range config.Workloads {
+		if len(id) > stamp && strings.HasPrefix(id[stamp:], w) {
+			return w
+		}
+	}
+	return ""
+}
+
 func parseFolderName(id, workload string) (time.Time, string) {
 	const layout = "20060102-150405"
 	if len(id) < len(layout) {

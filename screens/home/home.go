@@ -19,7 +19,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/dialog"
@@ -140,42 +140,19 @@ func RecentFrom(runsDir string, n int) ([]Run, error) {
 		if !e.IsDir() {
 			continue
 		}
-		dir := filepath.Join(runsDir, e.Name())
-		r := Run{ID: e.Name(), Dir: dir}
-		sum, err := record.ReadSummary(dir)
+		r, err := runs.Read(filepath.Join(runsDir, e.Name()))
 		if err != nil {
-			if _, serr := os.Stat(filepath.Join(dir, record.RequestsFile)); serr != nil {
-				continue // not a run folder
-			}
-			r.Workload = workloadOf(e.Name())
-			out = append(out, r)
-			continue
+			continue // not a run folder
 		}
-		r.Complete, r.Interrupted = true, sum.Run.Interrupted
-		r.Name = sum.Run.Name
-		if t, err := time.Parse(time.RFC3339, sum.Run.StartedAt); err == nil {
-			r.Started = t
+		row := Run{ID: r.ID, Dir: r.Dir, Workload: r.Workload, Complete: r.Complete}
+		if r.Complete {
+			row.Name, row.Started, row.Interrupted = r.Name, r.StartedAt, r.Interrupted
+			row.MeanTTFTms, row.HitRatio = r.MeanTTFTms, r.HitRatio
+			row.OK, row.Failed = r.SuccessfulRequests, r.FailedRequests
 		}
-		if w, ok := record.Field(sum.Config, "workload"); ok {
-			r.Workload, _ = w.(string)
-		}
-		r.MeanTTFTms = sum.Results.MeanTTFTms
-		r.HitRatio = sum.Cache.HitRatio
-		r.OK, r.Failed = sum.Results.SuccessfulRequests, sum.Results.FailedRequests
-		out = append(out, r)
+		out = append(out, row)
 	}
 	return out, nil
-}
-
-// workloadOf reads the workload from a folder name
-// (YYYYMMDD-HHMMSS-<workload>[-<name>]).
-func workloadOf(id string) string {
-	for _, w := range config.Workloads {
-		if len(id) > 16 && strings.HasPrefix(id[16:], w) {
-			return w
-		}
-	}
-	return ""
 }
 
 func (m *Model) Init() tea.Cmd { return Load(m.c) }
