@@ -314,7 +314,7 @@ func fromSummary(dir string, s *record.Summary) Run {
 		ID:                 filepath.Base(dir),
 		Dir:                dir,
 		Name:               s.Run.Name,
-		StartedAt:          parseTime(s.Run.StartedAt),
+		StartedAt:          s.Run.StartedTime(),
 		TotalRequests:      s.Results.TotalRequests,
 		FailedRequests:     s.Results.FailedRequests,
 		SuccessfulRequests: s.Results.SuccessfulRequests,
@@ -355,16 +355,6 @@ func configIdentity(v any) identity {
 		}
 	}
 	return id
-}
-
-// parseTime reads an RFC 3339 time of the run block; zero when absent or
-// unreadable.
-func parseTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
 
 // Detail is one run opened in full.
