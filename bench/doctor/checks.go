@@ -61,21 +61,21 @@ func (d *doctor) models(ctx context.Context) {
 	status, hdr, body, err := d.call(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		d.unreachable = err.Error()
-		d.set(IDModels, Fail, fmt.Sprintf("cannot reach %s: %v", redactURL(url), err),
+		d.set(IDModels, Fail, fmt.Sprintf("cannot reach %s: %v", metrics.Redact(url), err),
 			"start the engine, or fix --engine-url (kvbench adds /v1 to it)")
 		return
 	}
 	d.eng = fromServerHeader(hdr.Get("Server"))
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
-		d.set(IDModels, Fail, fmt.Sprintf("GET %s answered HTTP %d", redactURL(url), status), authHint(d.o.APIKey))
+		d.set(IDModels, Fail, fmt.Sprintf("GET %s answered HTTP %d", metrics.Redact(url), status), authHint(d.o.APIKey))
 		return
 	}
 	if status >= 400 {
 		if d.o.Model != "" {
-			d.set(IDModels, Warn, fmt.Sprintf("GET %s answered HTTP %d; a run would use --model %q", redactURL(url), status, d.o.Model),
+			d.set(IDModels, Warn, fmt.Sprintf("GET %s answered HTTP %d; a run would use --model %q", metrics.Redact(url), status, d.o.Model),
 				"the engine lists no models here: check that --engine-url is its OpenAI API root")
 		} else {
-			d.set(IDModels, Fail, fmt.Sprintf("GET %s answered HTTP %d", redactURL(url), status),
+			d.set(IDModels, Fail, fmt.Sprintf("GET %s answered HTTP %d", metrics.Redact(url), status),
 				"check --engine-url (the OpenAI API root; kvbench adds /v1), or pass --model")
 		}
 		return
@@ -88,7 +88,7 @@ func (d *doctor) models(ctx context.Context) {
 		Models json.RawMessage `json:"models"` // llama.cpp adds an ollama-style list
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
-		d.set(IDModels, Fail, fmt.Sprintf("GET %s: not an OpenAI model list (%s)", redactURL(url), oneLine(err.Error())),
+		d.set(IDModels, Fail, fmt.Sprintf("GET %s: not an OpenAI model list (%s)", metrics.Redact(url), oneLine(err.Error())),
 			"check --engine-url: it should be the engine's OpenAI API root")
 		return
 	}
@@ -485,7 +485,7 @@ func (d *doctor) lmcache(ctx context.Context) {
 			"check --lmcache-url (LMCache's internal API server, not the engine) and that --model matches its model_name")
 		return
 	}
-	d.set(IDLMCache, Pass, fmt.Sprintf("model %q found at %s/status: %d tokens per GB", d.model, redactURL(strings.TrimRight(d.o.LMCacheURL, "/")), n), "")
+	d.set(IDLMCache, Pass, fmt.Sprintf("model %q found at %s/status: %d tokens per GB", d.model, metrics.Redact(strings.TrimRight(d.o.LMCacheURL, "/")), n), "")
 }
 
 // describe is a failed result in one line: code and detail.

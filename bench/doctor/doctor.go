@@ -11,10 +11,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/bench/sender"
 )
 
@@ -126,7 +126,7 @@ func Run(ctx context.Context, o Options) Report {
 	}}
 	defer d.hc.CloseIdleConnections()
 
-	rep := Report{EngineURL: redactURL(o.EngineURL), Model: o.Model}
+	rep := Report{EngineURL: metrics.Redact(o.EngineURL), Model: o.Model}
 	base, err := sender.NormalizeURL(o.EngineURL)
 	if err != nil {
 		d.unreachable = "no valid --engine-url"
@@ -134,7 +134,7 @@ func Run(ctx context.Context, o Options) Report {
 	} else {
 		d.base = base
 		d.root = strings.TrimSuffix(base, "/v1")
-		rep.EngineURL = redactURL(base)
+		rep.EngineURL = metrics.Redact(base)
 		d.models(ctx)
 	}
 	d.model = firstNonEmpty(d.model, o.Model)
@@ -201,21 +201,6 @@ func nonce() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// redactURL hides a password or query token in a URL.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		if i := strings.IndexAny(raw, "@?"); i >= 0 {
-			return raw[:i] + "..."
-		}
-		return raw
-	}
-	if u.RawQuery != "" {
-		u.RawQuery = "xxxxx"
-	}
-	return u.Redacted()
 }
 
 func firstNonEmpty(s ...string) string {

@@ -147,12 +147,18 @@ func SameHost(engineURL, metricsURL string) bool {
 }
 
 // Redact hides a password in a URL, and any query string (metrics
-// endpoints are sometimes protected by a token parameter).
+// endpoints are sometimes protected by a token parameter). Text that is not
+// a URL with a host keeps neither what stands before an '@' nor a query.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.IndexAny(raw, "@?"); i >= 0 {
-			return raw[:i] + "..."
+	if err != nil || u.Host == "" {
+		// Not a URL with a host ("user:pass@host" without a scheme):
+		// hide what stands before an '@' and after a '?'.
+		if k := strings.LastIndexByte(raw, '@'); k >= 0 {
+			raw = "xxxxx" + raw[k:]
+		}
+		if k := strings.IndexByte(raw, '?'); k >= 0 {
+			raw = raw[:k] + "?xxxxx"
 		}
 		return raw
 	}
