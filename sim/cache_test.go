@@ -104,7 +104,7 @@ func TestCPUTierTakesEvictionsAndPromotesOnHit(t *testing.T) {
 	for i := 0; i < 4; i++ { // A B C D: GPU holds C D, CPU holds A B
 		send(i)
 	}
-	gpu, cpu := ts.cache.resident()
+	gpu, cpu := ts.cache.Resident()
 	if gpu != 40 || cpu != 40 {
 		t.Fatalf("resident blocks gpu %d cpu %d, want 40 and 40", gpu, cpu)
 	}
@@ -124,7 +124,7 @@ func TestCPUTierTakesEvictionsAndPromotesOnHit(t *testing.T) {
 	if got := tr.TTFT.Seconds(); math.Abs(got-(16.0/1000+0.010)) > 1e-6 {
 		t.Errorf("GPU-hit TTFT %v", tr.TTFT)
 	}
-	gpu, cpu = ts.cache.resident()
+	gpu, cpu = ts.cache.Resident()
 	if gpu != 40 || cpu != 40 {
 		t.Errorf("after promotion: gpu %d cpu %d blocks, want 40 and 40", gpu, cpu)
 	}
@@ -159,39 +159,8 @@ func TestPromptLargerThanTheTier(t *testing.T) {
 	if got := res.Usage.cached(t); got != 64 {
 		t.Errorf("200-token prompt over a 64-token tier: cached %d, want 64 (the head that fits)", got)
 	}
-	if u := r.Server.cache.usage(); u > 1 {
+	if u := r.Server.cache.Usage(); u > 1 {
 		t.Errorf("usage %v over 1", u)
-	}
-}
-
-func TestPinnedBlocksSurviveEviction(t *testing.T) {
-	c := newPrefixCache(16, 4, 0)
-	a := make([]uint32, 48) // 3 blocks
-	b := make([]uint32, 48)
-	for i := range a {
-		a[i], b[i] = uint32(i+1), uint32(1000+i)
-	}
-	la := c.acquire(a)
-	lb := c.acquire(b) // only one GPU block left: b keeps its first block
-	if len(lb.pinned) != 1 {
-		t.Fatalf("b pinned %d blocks, want 1", len(lb.pinned))
-	}
-	c.release(&lb)
-	again := c.acquire(a)
-	if again.GPUTokens != 32 {
-		t.Errorf("a while pinned: %d GPU tokens cached, want 32", again.GPUTokens)
-	}
-	c.release(&again)
-	c.release(&la)
-	// Unpinned now: b's three blocks evict a's, tail first.
-	lb = c.acquire(b)
-	if lb.GPUTokens != 16 || len(lb.pinned) != 3 {
-		t.Errorf("b: cached %d pinned %d", lb.GPUTokens, len(lb.pinned))
-	}
-	c.release(&lb)
-	la = c.acquire(a)
-	if la.GPUTokens != 16 {
-		t.Errorf("a after eviction: cached %d, want 16 (its head survived)", la.GPUTokens)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/sim/kvcache"
 )
 
 // handleGenerate serves both generation endpoints: validate, draw the
@@ -45,7 +47,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, kind end
 	if err := s.sched.wait(ctx, t); err != nil {
 		return
 	}
-	run := &running{s: s, lookup: s.cache.acquire(j.ids)}
+	run := &running{s: s, lookup: s.cache.Acquire(j.ids)}
 	defer run.finish()
 	admitted := s.clock.Now()
 
@@ -82,7 +84,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, kind end
 // cache blocks; finish gives both back once.
 type running struct {
 	s      *Server
-	lookup lookup
+	lookup kvcache.Lookup
 	done   bool
 }
 
@@ -91,14 +93,14 @@ func (r *running) finish() {
 		return
 	}
 	r.done = true
-	r.s.cache.release(&r.lookup)
+	r.s.cache.Release(&r.lookup)
 	r.s.sched.leave()
 }
 
 // firstTokenAt is when the first token is due. The model: TTFT = queue
 // wait + prefill-lane wait + uncached/prefill-tps + cpu-tier
 // tokens/cpu-load-tps + base latency, all divided by --speed.
-func (s *Server) firstTokenAt(arrival, admitted time.Time, lk lookup) time.Time {
+func (s *Server) firstTokenAt(arrival, admitted time.Time, lk kvcache.Lookup) time.Time {
 	c := s.cfg
 	switch {
 	case c.ZeroLatency:
@@ -145,7 +147,7 @@ type promptDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
-func (s *Server) usage(lk lookup, rep reply) wireUsage {
+func (s *Server) usage(lk kvcache.Lookup, rep reply) wireUsage {
 	u := wireUsage{
 		PromptTokens:     lk.PromptTokens,
 		CompletionTokens: rep.Tokens(),

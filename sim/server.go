@@ -9,13 +9,15 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/kvbench/kvbench/sim/kvcache"
 )
 
 // Server is the simulated engine as an http.Handler. Create it with New.
 type Server struct {
 	cfg     Config
 	clock   clock
-	cache   *prefixCache
+	cache   *kvcache.Cache
 	sched   *scheduler
 	dice    *dice
 	metrics *metrics
@@ -44,11 +46,11 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		clock:   realClock{},
-		cache:   newPrefixCache(cfg.BlockSize, cfg.gpuBlocks(), cfg.cpuBlocks()),
+		cache:   kvcache.New(cfg.BlockSize, cfg.gpuBlocks(), cfg.cpuBlocks()),
 		dice:    newDice(cfg),
 		started: time.Now(),
 	}
-	s.metrics = newMetrics(cfg.Model, s.cache.usage)
+	s.metrics = newMetrics(cfg.Model, s.cache.Usage)
 	s.sched = &scheduler{
 		maxSeqs:    cfg.MaxNumSeqs,
 		maxWaiting: cfg.MaxWaiting,
@@ -130,7 +132,8 @@ func (s *Server) handleModels(w http.ResponseWriter) {
 // read from it: 1073741824 / cache_size_per_token == --tokens-per-gb.
 func (s *Server) handleStatus(w http.ResponseWriter) {
 	perToken, _ := cacheSizePerToken(s.cfg.TokensPerGB)
-	gpu, cpu := s.cache.resident()
+	gpu, cpu := s.cache.Resident()
+	gpuCap, cpuCap := s.cache.Capacity()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"cache_context_meta": map[string]any{
 			"0": map[string]any{
@@ -140,8 +143,8 @@ func (s *Server) handleStatus(w http.ResponseWriter) {
 			},
 		},
 		"tiers": map[string]any{
-			"gpu": map[string]any{"capacity_tokens": s.cache.gpuCap * s.cfg.BlockSize, "used_tokens": gpu * s.cfg.BlockSize},
-			"cpu": map[string]any{"capacity_tokens": s.cache.cpuCap * s.cfg.BlockSize, "used_tokens": cpu * s.cfg.BlockSize},
+			"gpu": map[string]any{"capacity_tokens": gpuCap, "used_tokens": gpu * s.cfg.BlockSize},
+			"cpu": map[string]any{"capacity_tokens": cpuCap, "used_tokens": cpu * s.cfg.BlockSize},
 		},
 	})
 }

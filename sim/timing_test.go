@@ -186,7 +186,7 @@ func TestQueueBoundsAndWaitingGauge(t *testing.T) {
 		t.Errorf("num_requests_running = %v, want 1", got)
 	}
 	// The running request pins its 2 full blocks of the 5000-block tier.
-	if got := s.cache.usage(); got != 2.0/5000 {
+	if got := s.cache.Usage(); got != 2.0/5000 {
 		t.Errorf("kv cache usage %v while running, want %v", got, 2.0/5000)
 	}
 
@@ -225,10 +225,10 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 func TestKVUsageFallsToZeroWhenIdle(t *testing.T) {
 	r := startSim(t, nil)
 	streamCompletion(t, r.URL(), ids(1, 200), nil)
-	if u := r.Server.cache.usage(); u != 0 {
+	if u := r.Server.cache.Usage(); u != 0 {
 		t.Errorf("idle usage %v, want 0 (cached blocks are free)", u)
 	}
-	if gpu, _ := r.Server.cache.resident(); gpu != 12 {
+	if gpu, _ := r.Server.cache.Resident(); gpu != 12 {
 		t.Errorf("resident blocks %d, want 12", gpu)
 	}
 }

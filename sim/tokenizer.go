@@ -113,14 +113,6 @@ func fnvAdd32(h uint64, v uint32) uint64 {
 	return h
 }
 
-func fnvAdd64(h uint64, v uint64) uint64 {
-	for i := 0; i < 8; i++ {
-		h ^= uint64(byte(v >> (8 * i)))
-		h *= fnvPrime64
-	}
-	return h
-}
-
 // hashIDs is a 64-bit fingerprint of a token sequence.
 func hashIDs(ids []uint32) uint64 {
 	h := uint64(fnvOffset64)

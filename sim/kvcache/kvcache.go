@@ -1,4 +1,9 @@
-package sim
+// Package kvcache is the simulated engine's prefix-cache model: vLLM-style
+// chained block hashes, a GPU tier under LRU with pinning, and an optional
+// LMCache-like CPU tier. The simulator serves from it; trace replay uses
+// the same model, as a library, to predict what an LRU cache of a given
+// size would have served.
+package kvcache
 
 import "sync"
 
@@ -56,8 +61,8 @@ func (l *lru) remove(b *block) {
 	l.n--
 }
 
-// prefixCache is safe for concurrent use.
-type prefixCache struct {
+// Cache is a two-tier prefix cache; it is safe for concurrent use.
+type Cache struct {
 	mu        sync.Mutex
 	blockSize int
 	gpuCap    int // blocks
@@ -68,8 +73,10 @@ type prefixCache struct {
 	cpu       lru // every CPU block
 }
 
-func newPrefixCache(blockSize, gpuBlocks, cpuBlocks int) *prefixCache {
-	return &prefixCache{
+// New returns an empty cache of gpuBlocks GPU blocks and cpuBlocks CPU
+// blocks of blockSize tokens each (gpuBlocks 0 turns caching off).
+func New(blockSize, gpuBlocks, cpuBlocks int) *Cache {
+	return &Cache{
 		blockSize: blockSize,
 		gpuCap:    gpuBlocks,
 		cpuCap:    cpuBlocks,
@@ -77,8 +84,8 @@ func newPrefixCache(blockSize, gpuBlocks, cpuBlocks int) *prefixCache {
 	}
 }
 
-// lookup is what one admitted request saw in the cache.
-type lookup struct {
+// Lookup is what one admitted request saw in the cache.
+type Lookup struct {
 	PromptTokens int // tokens looked up (the whole prompt)
 	GPUTokens    int // served from the GPU tier
 	CPUTokens    int // served from the CPU tier (charged at --cpu-load-tps)
@@ -86,10 +93,10 @@ type lookup struct {
 }
 
 // Cached is the cached_tokens the request reports: both tiers' hits.
-func (l lookup) Cached() int { return l.GPUTokens + l.CPUTokens }
+func (l Lookup) Cached() int { return l.GPUTokens + l.CPUTokens }
 
-// blockHashes returns the chained keys of ids' full blocks.
-func blockHashes(ids []uint32, blockSize int) []uint64 {
+// BlockHashes returns the chained keys of ids' full blocks.
+func BlockHashes(ids []uint32, blockSize int) []uint64 {
 	n := len(ids) / blockSize
 	hashes := make([]uint64, n)
 	parent := uint64(fnvOffset64)
@@ -104,17 +111,17 @@ func blockHashes(ids []uint32, blockSize int) []uint64 {
 	return hashes
 }
 
-// acquire looks the prompt up, then inserts and pins every full block of
+// Acquire looks the prompt up, then inserts and pins every full block of
 // it, so that a request's own blocks survive while it runs. Only whole
 // blocks are served and the last prompt token never is (it must be
 // computed to produce the first output token), so at most
-// floor((len(ids)-1)/blockSize) blocks hit. The caller must release.
-func (c *prefixCache) acquire(ids []uint32) lookup {
-	res := lookup{PromptTokens: len(ids)}
+// floor((len(ids)-1)/blockSize) blocks hit. The caller must Release.
+func (c *Cache) Acquire(ids []uint32) Lookup {
+	res := Lookup{PromptTokens: len(ids)}
 	if c.gpuCap == 0 || len(ids) == 0 {
 		return res
 	}
-	hashes := blockHashes(ids, c.blockSize)
+	hashes := BlockHashes(ids, c.blockSize)
 	maxHit := (len(ids) - 1) / c.blockSize
 
 	c.mu.Lock()
@@ -189,7 +196,7 @@ func (c *prefixCache) acquire(ids []uint32) lookup {
 	return res
 }
 
-func (c *prefixCache) pin(b *block) {
+func (c *Cache) pin(b *block) {
 	if b.refs == 0 {
 		c.gpuFree.remove(b)
 	}
@@ -199,7 +206,7 @@ func (c *prefixCache) pin(b *block) {
 // makeRoom frees one GPU block if the tier is full, demoting the least
 // recently used unpinned block to the CPU tier (or dropping it). It reports
 // whether there is room for one more block.
-func (c *prefixCache) makeRoom() bool {
+func (c *Cache) makeRoom() bool {
 	if c.gpuUsed < c.gpuCap {
 		return true
 	}
@@ -223,9 +230,9 @@ func (c *prefixCache) makeRoom() bool {
 	return true
 }
 
-// release unpins a request's blocks. As in vLLM they are freed tail first,
+// Release unpins a request's blocks. As in vLLM they are freed tail first,
 // so that under pressure a prefix loses its end before its start.
-func (c *prefixCache) release(l *lookup) {
+func (c *Cache) Release(l *Lookup) {
 	if len(l.pinned) == 0 {
 		return
 	}
@@ -241,10 +248,10 @@ func (c *prefixCache) release(l *lookup) {
 	l.pinned = nil
 }
 
-// usage is the share of GPU blocks held by running requests, in [0,1]. As
+// Usage is the share of GPU blocks held by running requests, in [0,1]. As
 // in vLLM, cached blocks that no request uses count as free: they are
 // evictable at any time.
-func (c *prefixCache) usage() float64 {
+func (c *Cache) Usage() float64 {
 	if c.gpuCap == 0 {
 		return 0
 	}
@@ -253,9 +260,38 @@ func (c *prefixCache) usage() float64 {
 	return float64(c.gpuUsed-c.gpuFree.n) / float64(c.gpuCap)
 }
 
-// resident reports the blocks held by each tier (for tests and /status).
-func (c *prefixCache) resident() (gpu, cpu int) {
+// Resident reports the blocks held by each tier (for tests and /status).
+func (c *Cache) Resident() (gpu, cpu int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gpuUsed, c.cpu.n
+}
+
+// Capacity is the tiers' sizes in tokens.
+func (c *Cache) Capacity() (gpu, cpu int) { return c.gpuCap * c.blockSize, c.cpuCap * c.blockSize }
+
+// BlockSize is the tokens per block.
+func (c *Cache) BlockSize() int { return c.blockSize }
+
+// FNV-1a, 64 bits, over little-endian uint64/uint32 words, inlined so
+// hashing a long prompt allocates nothing.
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+func fnvAdd32(h uint64, v uint32) uint64 {
+	for i := 0; i < 4; i++ {
+		h ^= uint64(byte(v >> (8 * i)))
+		h *= fnvPrime64
+	}
+	return h
+}
+
+func fnvAdd64(h uint64, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h ^= uint64(byte(v >> (8 * i)))
+		h *= fnvPrime64
+	}
+	return h
 }
