@@ -12,13 +12,18 @@ import (
 // counters count tokens exactly as the cache does: queries += the prompt
 // tokens looked up, hits += the cached_tokens reported.
 type metrics struct {
-	registry       *prometheus.Registry
-	queries        prometheus.Counter
-	hits           prometheus.Counter
-	promptTokens   prometheus.Counter
-	genTokens      prometheus.Counter
-	cachedTokens   prometheus.Counter
-	cpuHits        prometheus.Counter
+	registry     *prometheus.Registry
+	queries      prometheus.Counter
+	hits         prometheus.Counter
+	promptTokens prometheus.Counter
+	genTokens    prometheus.Counter
+	cachedTokens prometheus.Counter
+	cpuHits      prometheus.Counter
+	// LMCache's prefix-chained lookup counters, for the CPU tier: the
+	// tokens the engine asked the tier for (what the GPU tier missed) and
+	// the tokens the tier served.
+	mpRequested    prometheus.Counter
+	mpHits         prometheus.Counter
 	requestSuccess *prometheus.CounterVec
 	running        prometheus.Gauge
 	waiting        prometheus.Gauge
@@ -49,6 +54,13 @@ func newMetrics(model string, usage func() float64) *metrics {
 	m.genTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
 	m.cachedTokens = counter("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local prefix cache hits).")
 	m.cpuHits = counter("kvbench_sim:cpu_tier_hit_tokens_total", "Prompt tokens served from the CPU tier.")
+	lmcache := func(name, help string) prometheus.Counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+		reg.MustRegister(c)
+		return c
+	}
+	m.mpRequested = lmcache("lmcache_mp_lookup_requested_tokens_total", "Tokens looked up in the CPU tier (prefix-chained lookups).")
+	m.mpHits = lmcache("lmcache_mp_lookup_hit_tokens_total", "Tokens the CPU tier served (prefix-chained lookups).")
 	m.requestSuccess = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "vllm:request_success_total", Help: "Count of successfully processed requests.", ConstLabels: labels,
 	}, []string{"finished_reason"})

@@ -21,6 +21,7 @@ type Server struct {
 	sched   *scheduler
 	dice    *dice
 	metrics *metrics
+	vocab   pieceTable    // the text of ids /tokenize produced, for /detokenize
 	seq     atomic.Uint64 // response ids
 	started time.Time
 
@@ -82,6 +83,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.method(w, r, http.MethodPost) {
 			s.handleTokenize(w, r)
 		}
+	case "/detokenize":
+		if s.method(w, r, http.MethodPost) {
+			s.handleDetokenize(w, r)
+		}
 	case "/metrics":
 		if s.method(w, r, http.MethodGet) {
 			s.metrics.handler.ServeHTTP(w, r)
@@ -142,6 +147,12 @@ func (s *Server) handleStatus(w http.ResponseWriter) {
 				"world_size":      1,
 			},
 		},
+		// LMCache's storage manager reports its first (CPU) tier's
+		// capacity here; kv-tier-pressure sizes its pool from it.
+		"storage_manager": map[string]any{
+			"memory_total_bytes": int64(s.cfg.CPUKVGB * gibibyte),
+			"l1_manager":         map[string]any{"memory_total_bytes": int64(s.cfg.CPUKVGB * gibibyte)},
+		},
 		"tiers": map[string]any{
 			"gpu": map[string]any{"capacity_tokens": gpuCap, "used_tokens": gpu * s.cfg.BlockSize},
 			"cpu": map[string]any{"capacity_tokens": cpuCap, "used_tokens": cpu * s.cfg.BlockSize},
@@ -179,12 +190,36 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	if ids == nil {
 		ids = []uint32{}
 	}
+	if req.Prompt != nil {
+		s.vocab.learn(*req.Prompt)
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"count":         len(ids),
 		"max_model_len": s.cfg.MaxModelLen,
 		"tokens":        ids,
 		"token_strs":    nil,
 	})
+}
+
+type detokenizeRequest struct {
+	Model  string   `json:"model"`
+	Tokens []uint32 `json:"tokens"`
+}
+
+// handleDetokenize mirrors /tokenize (vLLM's shape: {"prompt"}). Token ids
+// are hashes of their bytes, so only ids the server has produced through
+// /tokenize can be turned back into text; any other id is a 400 naming it.
+func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
+	var req detokenizeRequest
+	if !s.decode(w, r, &req) || !s.checkModel(w, req.Model) {
+		return
+	}
+	text, err := s.vocab.detokenize(req.Tokens)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"prompt": text})
 }
 
 // decode reads a JSON body of at most --max-body-bytes into v. Bigger

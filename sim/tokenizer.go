@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"fmt"
 	"hash/fnv"
+	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -46,6 +49,12 @@ func roleID(role string) uint32 {
 
 // tokenize appends the ids of text's tokens to dst.
 func tokenize(dst []uint32, text string) []uint32 {
+	splitPieces(text, func(p []byte) { dst = append(dst, pieceID(p)) })
+	return dst
+}
+
+// splitPieces calls fn with the bytes of each of text's tokens, in order.
+func splitPieces(text string, fn func(p []byte)) {
 	b := []byte(text)
 	wordStart := -1
 	flushWord := func(end int) {
@@ -53,7 +62,7 @@ func tokenize(dst []uint32, text string) []uint32 {
 			return
 		}
 		for i := wordStart; i < end; i += wordBytes {
-			dst = append(dst, pieceID(b[i:min(i+wordBytes, end)]))
+			fn(b[i:min(i+wordBytes, end)])
 		}
 		wordStart = -1
 	}
@@ -64,7 +73,7 @@ func tokenize(dst []uint32, text string) []uint32 {
 			flushWord(i)
 		case unicode.IsPunct(r) || unicode.IsSymbol(r):
 			flushWord(i)
-			dst = append(dst, pieceID(b[i:i+size]))
+			fn(b[i : i+size])
 		default:
 			if wordStart < 0 {
 				wordStart = i
@@ -73,7 +82,50 @@ func tokenize(dst []uint32, text string) []uint32 {
 		i += size
 	}
 	flushWord(len(b))
-	return dst
+}
+
+// maxPieces bounds the table /detokenize answers from.
+const maxPieces = 1 << 20
+
+// pieceTable remembers the text of the ids /tokenize produced, so that
+// /detokenize can mirror it. Ids are hashes of their bytes, so an id the
+// server never produced cannot be turned back into text.
+type pieceTable struct {
+	mu sync.RWMutex
+	m  map[uint32]string
+}
+
+func (t *pieceTable) learn(text string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = make(map[uint32]string)
+	}
+	splitPieces(text, func(p []byte) {
+		id := pieceID(p)
+		if _, ok := t.m[id]; !ok && len(t.m) < maxPieces {
+			t.m[id] = string(p)
+		}
+	})
+}
+
+// detokenize joins the pieces of ids with single spaces: tokenizing the
+// result gives ids back exactly (whitespace only separates).
+func (t *pieceTable) detokenize(ids []uint32) (string, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var b strings.Builder
+	for i, id := range ids {
+		p, ok := t.m[id]
+		if !ok {
+			return "", fmt.Errorf("token id %d is unknown: only ids /tokenize produced can be detokenized", id)
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p)
+	}
+	return b.String(), nil
 }
 
 // chatMessage is one message after parsing: its role and its text.
