@@ -58,7 +58,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, kind end
 	m.promptTokens.Add(float64(lk.PromptTokens))
 	m.cachedTokens.Add(float64(lk.Cached()))
 	m.cpuHits.Add(float64(lk.CPUTokens))
-	if s.cache.cpuCap > 0 {
+	if _, cpuCap := s.cache.Capacity(); cpuCap > 0 {
 		// The second tier is asked for what the first one missed, as
 		// LMCache's connector is; it can only continue the GPU tier's
 		// chain, so its hits are a prefix too.
