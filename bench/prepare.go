@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/errs"
+	"github.com/kvbench/kvbench/internal/secret"
 	"github.com/kvbench/kvbench/sim"
 )
 
@@ -31,6 +33,7 @@ type Prepared struct {
 	Now func() time.Time
 
 	apiKey  string
+	user    *url.Userinfo // from the engine URL: Basic auth (see docs/cli.md)
 	builtin *sim.Running
 }
 
@@ -94,6 +97,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		p.apiKey = key
 	}
 	raw := cfg.String("engine_url")
+	p.user = cfg.UserInfo("engine_url")
 	if raw == "builtin" {
 		sc := sim.DefaultConfig()
 		sc.Listen = "127.0.0.1:0"
@@ -122,7 +126,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	p.EngineURL = u
 
 	if cfg.String("model") == "" {
-		c := sender.New(sender.Options{BaseURL: u, APIKey: p.apiKey, RequestTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
+		c := sender.New(sender.Options{BaseURL: u, APIKey: p.apiKey, UserInfo: p.user, RequestTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
 		mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		ids, err := c.Models(mctx)
 		cancel()
@@ -139,7 +143,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 
 	tpg := cfg.Int("tokens_per_gb_kvcache")
 	if tpg <= 0 && config.NeedsTokensPerGB(cfg.Workload()) {
-		statusURL := cfg.String("lmcache_url")
+		statusURL := cfg.ConnURL("lmcache_url")
 		if statusURL == "" && p.builtin != nil {
 			statusURL = p.builtin.URL()
 		}
@@ -159,7 +163,11 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 
 // TokensPerGB reads LMCache's GET {url}/status and computes tokens per GB
 // for model: 1073741824 / (cache_size_per_token * world_size).
+//
+// A user-info part of lmcacheURL is sent as Basic authentication and
+// appears in no message.
 func TokensPerGB(ctx context.Context, lmcacheURL, model string) (int, error) {
+	lmcacheURL, user := secret.SplitURL(lmcacheURL)
 	base := strings.TrimRight(lmcacheURL, "/")
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
@@ -170,6 +178,10 @@ func TokensPerGB(ctx context.Context, lmcacheURL, model string) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, fmt.Errorf("--lmcache-url %s: %v", lmcacheURL, err)
+	}
+	if user != nil {
+		pass, _ := user.Password()
+		req.SetBasicAuth(user.Username(), pass)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -170,6 +170,7 @@ func New(p *Prepared) (*Runner, error) {
 		Model:          p.RequestModel(),
 		Endpoint:       sender.Endpoint(p.Config.String("endpoint")),
 		APIKey:         p.apiKey,
+		UserInfo:       p.user,
 		ExtraBody:      extra,
 		IgnoreEOS:      p.Config.Bool("ignore_eos"),
 		RequestTimeout: p.Config.Duration("request_timeout"),
@@ -185,7 +186,7 @@ func New(p *Prepared) (*Runner, error) {
 		events: make(chan Event, 4096),
 	}
 	r.reqCtx, r.reqCancel = context.WithCancel(context.Background())
-	if raw := p.Config.String("metrics_url"); raw != "" {
+	if raw := p.Config.ConnURL("metrics_url"); raw != "" {
 		if raw == "builtin" && p.builtin != nil {
 			raw = p.builtin.URL() + "/metrics"
 		}

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/secret"
 )
 
 // Config holds one value per Field plus which keys the user set
@@ -19,6 +22,9 @@ import (
 type Config struct {
 	values map[string]any
 	set    map[string]bool
+	// auth holds the user-info split off a URL-valued setting where it
+	// entered (see scrubURLs); values only ever hold the clean URL.
+	auth map[string]credential
 }
 
 // Default returns a config holding every field's default.
@@ -45,6 +51,12 @@ func (c *Config) Clone() *Config {
 	}
 	for k, v := range c.set {
 		d.set[k] = v
+	}
+	for k, v := range c.auth {
+		if d.auth == nil {
+			d.auth = map[string]credential{}
+		}
+		d.auth[k] = v
 	}
 	return d
 }
@@ -95,6 +107,7 @@ func (c *Config) Set(key string, v any) error {
 	}
 	c.values[key] = cv
 	c.set[key] = true
+	c.scrubURLs()
 	return nil
 }
 
@@ -111,6 +124,7 @@ func (c *Config) SetString(key, s string) error {
 	}
 	c.values[key] = v
 	c.set[key] = true
+	c.scrubURLs()
 	return nil
 }
 
@@ -375,6 +389,7 @@ func (c *Config) loadJSON(path string, data []byte) error {
 	if len(unknown) > 0 {
 		return fmt.Errorf("config %s: unknown key(s): %s", path, strings.Join(unknown, ", "))
 	}
+	c.scrubURLs()
 	return nil
 }
 
@@ -588,4 +603,59 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return nil
+}
+
+// URLKeys are the settings that hold a URL. A user-info part given with
+// one (http://user:pass@host) is split off where the value enters the
+// config, so every reader of the value sees only http://host; the
+// credentials travel separately (UserInfo) to the HTTP connection alone.
+var URLKeys = []string{"engine_url", "lmcache_url", "metrics_url"}
+
+// credential is the user-info split off one URL-valued setting, with
+// the clean URL it belongs to.
+type credential struct {
+	url  string
+	user *url.Userinfo
+}
+
+// scrubURLs moves the user-info of every URL-valued setting into c.auth.
+// Credentials given earlier are kept while the setting still names the
+// same URL, and dropped once it names another one.
+func (c *Config) scrubURLs() {
+	for _, k := range URLKeys {
+		raw, _ := c.values[k].(string)
+		clean, ui := secret.SplitURL(raw)
+		if ui != nil {
+			c.values[k] = clean
+			if c.auth == nil {
+				c.auth = map[string]credential{}
+			}
+			c.auth[k] = credential{url: clean, user: ui}
+			continue
+		}
+		if cr, ok := c.auth[k]; ok && cr.url != raw {
+			delete(c.auth, k)
+		}
+	}
+}
+
+// UserInfo is the user-info given with a URL-valued setting (nil when
+// none). It is for the HTTP connection only: never print or store it.
+func (c *Config) UserInfo(key string) *url.Userinfo {
+	return c.auth[key].user
+}
+
+// ConnURL is a URL-valued setting with its user-info put back, for the
+// HTTP connection only: never print or store it.
+func (c *Config) ConnURL(key string) string {
+	v, _ := c.values[key].(string)
+	ui := c.UserInfo(key)
+	if ui == nil || v == "" {
+		return v
+	}
+	at := 0
+	if i := strings.Index(v, "://"); i >= 0 {
+		at = i + 3
+	}
+	return v[:at] + ui.String() + "@" + v[at:]
 }

@@ -127,6 +127,7 @@ func Resolve(fs *pflag.FlagSet, l Layers) (*Config, error) {
 			c.set[f.Key] = true
 		}
 	}
+	c.scrubURLs()
 	return c, nil
 }
 

@@ -36,8 +36,12 @@ func (d *doctor) call(ctx context.Context, method, url string, body []byte) (int
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if d.o.APIKey != "" {
+	switch {
+	case d.o.APIKey != "":
 		req.Header.Set("Authorization", "Bearer "+d.o.APIKey)
+	case d.o.UserInfo != nil:
+		pass, _ := d.o.UserInfo.Password()
+		req.SetBasicAuth(d.o.UserInfo.Username(), pass)
 	}
 	resp, err := d.hc.Do(req)
 	if err != nil {

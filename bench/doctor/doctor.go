@@ -11,11 +11,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/internal/secret"
 )
 
 // Check ids, in report order.
@@ -83,9 +85,13 @@ type Options struct {
 	Model           string // empty: the first of /v1/models
 	ServedModelName string // the "model" sent, when the engine serves an alias
 	APIKey          string // bearer key; never appears in the report
-	LMCacheURL      string // empty: the lmcache check is skipped (info)
-	MetricsURL      string // empty: {engine root}/metrics
-	Timeout         time.Duration
+	// UserInfo is sent as Basic authentication when APIKey is empty. A
+	// user-info part of EngineURL is split off into it when it is nil;
+	// neither ever appears in the report.
+	UserInfo   *url.Userinfo
+	LMCacheURL string // empty: the lmcache check is skipped (info)
+	MetricsURL string // empty: {engine root}/metrics
+	Timeout    time.Duration
 }
 
 // doctor is one run of the checks.
@@ -118,6 +124,11 @@ func Run(ctx context.Context, o Options) Report {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	var user *url.Userinfo
+	o.EngineURL, user = secret.SplitURL(o.EngineURL)
+	if o.UserInfo == nil {
+		o.UserInfo = user
+	}
 	d := &doctor{o: o, checks: map[string]Check{}, nonce: nonce()}
 	d.hc = &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
@@ -149,6 +160,7 @@ func Run(ctx context.Context, o Options) Report {
 			BaseURL:        d.base,
 			Model:          firstNonEmpty(o.ServedModelName, d.model),
 			APIKey:         o.APIKey,
+			UserInfo:       o.UserInfo,
 			RequestTimeout: o.Timeout,
 			IdleTimeout:    o.Timeout,
 		})
@@ -187,10 +199,16 @@ func (d *doctor) set(id, status, msg, hint string) {
 	d.checks[id] = Check{ID: id, Status: status, Message: msg, Hint: hint}
 }
 
-// scrub keeps the API key out of every line, whatever an engine echoed.
+// scrub keeps the API key and the URL's password out of every line,
+// whatever an engine echoed.
 func (d *doctor) scrub(s string) string {
 	if k := d.o.APIKey; k != "" {
 		s = strings.ReplaceAll(s, k, "[redacted]")
+	}
+	if d.o.UserInfo != nil {
+		if p, ok := d.o.UserInfo.Password(); ok && p != "" {
+			s = strings.ReplaceAll(s, p, "[redacted]")
+		}
 	}
 	return s
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/kvbench/kvbench/internal/errs"
+	"github.com/kvbench/kvbench/internal/secret"
 )
 
 // maxBody bounds what one scrape reads: an engine's exposition is a few
@@ -130,10 +131,10 @@ func NormalizeURL(raw string) (string, error) {
 		return "", fmt.Errorf("--metrics-url %q: not a URL", Redact(raw))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("--metrics-url %q: scheme must be http or https", u.Redacted())
+		return "", fmt.Errorf("--metrics-url %q: scheme must be http or https", Redact(u.String()))
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("--metrics-url %q: no host", u.Redacted())
+		return "", fmt.Errorf("--metrics-url %q: no host", Redact(u.String()))
 	}
 	return u.String(), nil
 }
@@ -146,16 +147,18 @@ func SameHost(engineURL, metricsURL string) bool {
 	return err1 == nil && err2 == nil && a.Host != "" && a.Scheme == b.Scheme && strings.EqualFold(a.Host, b.Host)
 }
 
-// Redact hides a password in a URL, and any query string (metrics
-// endpoints are sometimes protected by a token parameter). Text that is not
-// a URL with a host keeps neither what stands before an '@' nor a query.
+// Redact hides a URL's user-info (http://user:pass@host -> http://host),
+// and any query string (metrics endpoints are sometimes protected by a
+// token parameter). Text that is not a URL with a host keeps neither what
+// stands before an '@' nor a query.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		// Not a URL with a host ("user:pass@host" without a scheme):
 		// hide what stands before an '@' and after a '?'.
+		raw = secret.Strip(raw)
 		if k := strings.LastIndexByte(raw, '@'); k >= 0 {
-			raw = "xxxxx" + raw[k:]
+			raw = raw[k+1:]
 		}
 		if k := strings.IndexByte(raw, '?'); k >= 0 {
 			raw = raw[:k] + "?xxxxx"
@@ -165,5 +168,6 @@ func Redact(raw string) string {
 	if u.RawQuery != "" {
 		u.RawQuery = "xxxxx"
 	}
-	return u.Redacted()
+	u.User = nil
+	return u.String()
 }

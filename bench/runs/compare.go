@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/secret"
 )
 
 // Direction says which way a figure improves.
@@ -230,6 +233,10 @@ func configOf(d *Detail) []orderedPair {
 	seen := map[string]bool{"output_dir": true}
 	add := func(ps []orderedPair) {
 		for _, p := range ps {
+			if slices.Contains(config.URLKeys, p.key) {
+				// A record written before credentials were split off.
+				p.value = secret.Strip(p.value)
+			}
 			if !seen[p.key] {
 				seen[p.key] = true
 				out = append(out, p)

@@ -26,6 +26,7 @@ import (
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/secret"
 )
 
 // Status of a run folder.
@@ -327,7 +328,7 @@ func fromSummary(dir string, s *record.Summary) Run {
 		Complete:           true,
 	}
 	c := configIdentity(s.Config)
-	r.Workload, r.Model, r.EngineURL = c.Workload, c.Model, c.EngineURL
+	r.Workload, r.Model, r.EngineURL = c.Workload, c.Model, secret.Strip(c.EngineURL)
 	return r
 }
 

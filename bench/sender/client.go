@@ -2,6 +2,7 @@ package sender
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,6 +36,10 @@ type Options struct {
 	// APIKey is sent as `Authorization: Bearer KEY` when not empty. It
 	// never appears in any error, log or Result.
 	APIKey string
+	// UserInfo is the user-info given with the engine URL; it is sent as
+	// HTTP Basic authentication when APIKey is empty. BaseURL itself never
+	// holds credentials.
+	UserInfo *url.Userinfo
 	// ExtraBody is merged into every body; a request's own ExtraBody is
 	// merged after it. Merging is per top-level key: a key also set by
 	// kvbench (e.g. max_tokens) takes the extra value.
@@ -94,8 +100,12 @@ func New(opts Options) *Client {
 		complURL:  base + "/completions",
 		modelsURL: base + "/models",
 	}
-	if opts.APIKey != "" {
+	switch {
+	case opts.APIKey != "":
 		c.auth = []string{"Bearer " + opts.APIKey}
+	case opts.UserInfo != nil:
+		pass, _ := opts.UserInfo.Password()
+		c.auth = []string{BasicAuth(opts.UserInfo.Username(), pass)}
 	}
 	c.extra, c.extraErr = encodeExtra(opts.ExtraBody)
 	rt := opts.Transport
@@ -328,12 +338,24 @@ func (c *Client) authHint(status int) string {
 	return "; the engine refused the key: check the variable named by --api-key-env NAME"
 }
 
-// redact removes the API key from any text that leaves the client.
+// redact removes the API key and the URL's password from any text that
+// leaves the client.
 func (c *Client) redact(s string) string {
 	if k := c.opts.APIKey; k != "" && strings.Contains(s, k) {
 		s = strings.ReplaceAll(s, k, "[redacted]")
 	}
+	if c.opts.UserInfo != nil {
+		if p, ok := c.opts.UserInfo.Password(); ok && p != "" && strings.Contains(s, p) {
+			s = strings.ReplaceAll(s, p, "[redacted]")
+		}
+	}
 	return s
+}
+
+// BasicAuth is the Authorization header value of HTTP Basic
+// authentication.
+func BasicAuth(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
 func isEventStream(ct string) bool {

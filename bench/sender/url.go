@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	cred "github.com/kvbench/kvbench/internal/secret"
 )
 
 // NormalizeURL turns an --engine-url value into the API base the client
@@ -22,13 +24,13 @@ func NormalizeURL(raw string) (string, error) {
 		return "", fmt.Errorf("--engine-url %q: %v", redactURL(raw), unwrapURLError(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("--engine-url %q: scheme must be http or https", u.Redacted())
+		return "", fmt.Errorf("--engine-url %q: scheme must be http or https", cred.Strip(u.String()))
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("--engine-url %q: no host", u.Redacted())
+		return "", fmt.Errorf("--engine-url %q: no host", cred.Strip(u.String()))
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("--engine-url %q: a base URL takes no query or fragment", u.Redacted())
+		return "", fmt.Errorf("--engine-url %q: a base URL takes no query or fragment", cred.Strip(u.String()))
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
@@ -49,7 +51,7 @@ func unwrapURLError(err error) error {
 // redactURL hides any password in a URL that may not parse.
 func redactURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
+		return cred.Strip(u.String())
 	}
 	if i := strings.Index(raw, "@"); i >= 0 {
 		if j := strings.Index(raw, "://"); j >= 0 && j < i {
