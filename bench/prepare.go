@@ -88,6 +88,9 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	if missing := cfg.Missing(); len(missing) > 0 {
 		return nil, &UsageError{Err: config.MissingError(missing, "--no-interactive")}
 	}
+	if err := cfg.CheckStartAt(time.Now()); err != nil {
+		return nil, &UsageError{Err: err}
+	}
 	p := &Prepared{Config: cfg}
 	if name := cfg.String("api_key_env"); name != "" {
 		key, ok := os.LookupEnv(name)

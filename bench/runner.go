@@ -22,6 +22,7 @@ import (
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/bench/workload"
+	"github.com/kvbench/kvbench/config"
 )
 
 // Version, Commit and Date describe the build (set through ldflags by
@@ -134,6 +135,11 @@ type Runner struct {
 	metricsFile *os.File
 	sampler     *metrics.Sampler
 	measuring   bool // the measured phase has started (guarded by mu)
+
+	shard       config.Shard
+	startAt     time.Time       // --start-at, zero when not given
+	runCtx      context.Context // Run's context, for the wait for startAt
+	firstSubmit float64         // first measured submit, Unix seconds (guarded by mu)
 }
 
 // New builds the workload (validating its settings), creates the run
@@ -144,6 +150,7 @@ func New(p *Prepared) (*Runner, error) {
 		TokensPerGB: p.TokensPerGB,
 		Seed:        int64(p.Config.Int("seed")),
 		Endpoint:    sender.Endpoint(p.Config.String("endpoint")),
+		Shard:       p.Config.Shard(),
 	})
 	if err != nil {
 		return nil, &UsageError{Err: err}
@@ -160,7 +167,7 @@ func New(p *Prepared) (*Runner, error) {
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
 	}
-	if err := rec.WriteConfig(rawJSON(p.Config.ExportJSON())); err != nil {
+	if err := rec.WriteConfig(rawJSON(p.Config.RecordJSON())); err != nil {
 		rec.Close()
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
 	}
@@ -177,13 +184,16 @@ func New(p *Prepared) (*Runner, error) {
 		IdleTimeout:    p.Config.Duration("idle_timeout"),
 	})
 	r := &Runner{
-		prep:   p,
-		client: client,
-		wl:     wl,
-		stats:  stats.New(),
-		rec:    rec,
-		now:    now,
-		events: make(chan Event, 4096),
+		prep:    p,
+		client:  client,
+		wl:      wl,
+		stats:   stats.New(),
+		rec:     rec,
+		now:     now,
+		events:  make(chan Event, 4096),
+		shard:   p.Config.Shard(),
+		startAt: p.Config.StartAt(),
+		runCtx:  context.Background(),
 	}
 	r.reqCtx, r.reqCancel = context.WithCancel(context.Background())
 	if raw := p.Config.ConnURL("metrics_url"); raw != "" {
@@ -291,6 +301,17 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 	if !req.HeldBack && res.DispatchLagMs != nil {
 		r.noteClientLag(*res.DispatchLagMs)
 	}
+	if r.shard.Sharded() {
+		idx := r.shard.Index
+		res.Shard = &idx
+	}
+	if res.Measured() && res.SubmitTime > 0 {
+		r.mu.Lock()
+		if r.firstSubmit == 0 || res.SubmitTime < r.firstSubmit {
+			r.firstSubmit = res.SubmitTime
+		}
+		r.mu.Unlock()
+	}
 	if err := r.rec.Append(&res); err != nil && r.appendErr.Add(1) == 1 {
 		r.logf(true, "cannot append to requests.jsonl: %v", err)
 	}
@@ -304,6 +325,9 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 }
 
 func (r *Runner) setPhase(name string, total int, d time.Duration) {
+	if name != sender.PhaseWarmup && name != sender.PhaseReference {
+		r.waitStartAt()
+	}
 	r.mu.Lock()
 	r.phase, r.phaseTotal, r.phaseStart, r.phaseLen = name, total, r.now(), d
 	startMeasuring := !r.measuring && name != sender.PhaseWarmup && name != sender.PhaseReference
@@ -316,6 +340,43 @@ func (r *Runner) setPhase(name string, total int, d time.Duration) {
 	}
 	r.phaseDone.Store(0)
 	r.emit(Event{Kind: PhaseChanged, Phase: name, Total: total, Duration: d})
+}
+
+// waitStartAt holds the first measured phase until --start-at, so the
+// shards of one run, each done with its warmups, start measuring together.
+func (r *Runner) waitStartAt() {
+	r.mu.Lock()
+	first := !r.measuring
+	r.mu.Unlock()
+	if !first || r.startAt.IsZero() {
+		return
+	}
+	at := r.startAt.Format(time.RFC3339Nano)
+	wait := r.startAt.Sub(r.now())
+	if wait <= 0 {
+		r.logf(true, "the measured phase starts %s after --start-at %s (the warmups took longer)", (-wait).Round(time.Millisecond), at)
+		return
+	}
+	r.logf(false, "waiting %s for --start-at %s", wait.Round(time.Millisecond), at)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.runCtx.Done():
+	}
+}
+
+// startSkewMs is the first measured submit minus --start-at, nil when
+// either is unknown.
+func (r *Runner) startSkewMs() *float64 {
+	r.mu.Lock()
+	first := r.firstSubmit
+	r.mu.Unlock()
+	if r.startAt.IsZero() || first == 0 {
+		return nil
+	}
+	ms := (first - float64(r.startAt.UnixNano())/1e9) * 1000
+	return &ms
 }
 
 func (r *Runner) logf(warn bool, format string, args ...any) {
@@ -335,9 +396,13 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	r.mu.Lock()
 	r.started = r.now()
 	r.mu.Unlock()
+	r.runCtx = ctx
 	r.emit(Event{Kind: RunStarted})
 	for _, line := range r.wl.Describe() {
 		r.logf(false, "%s", line)
+	}
+	for _, w := range ShardWarnings(r.prep.Config) {
+		r.logf(true, "%s", w)
 	}
 
 	if r.metricsURL != "" {
@@ -416,6 +481,10 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	if server != nil {
 		sum.ServerMetrics = server
 	}
+	if b := r.prep.Config.ShardBlock(); b != nil {
+		sum.Shard = b
+		sum.StartSkewMs = r.startSkewMs()
+	}
 	sum.Tool.Name = "kvbench"
 	sum.Tool.Version = Version
 	sum.Run = record.RunInfo{
@@ -493,4 +562,21 @@ func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 			r.logf(true, "%s", warning)
 		}
 	}
+}
+
+// ShardWarnings are the warnings a shard gives about what splitting does
+// to its run: independent gamma arrivals do not add up to a gamma
+// process (Poisson ones do).
+func ShardWarnings(c *config.Config) []string {
+	sh := c.Shard()
+	if !sh.Sharded() {
+		return nil
+	}
+	// --burstiness arrives with the arrival-process flags; until then no
+	// shard can have it.
+	if _, ok := config.Lookup("burstiness"); ok && c.Float("burstiness") != 1 {
+		return []string{fmt.Sprintf("shard %s sends 1/%d of the rate with gamma gaps (--burstiness %g): the sum of %d gamma processes is not a gamma process, so the merged run's arrivals are not the burstiness asked for",
+			sh, sh.Count, c.Float("burstiness"), sh.Count)}
+	}
+	return nil
 }

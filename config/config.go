@@ -359,6 +359,11 @@ func (c *Config) loadJSON(path string, data []byte) error {
 	sort.Strings(keys)
 	var unknown []string
 	for _, k := range keys {
+		if k == "shard" {
+			// A shard's record names its share; a replay is a whole run
+			// unless --shard is given again.
+			continue
+		}
 		f, ok := Lookup(k)
 		if alias, lm := lmcacheKeys[k]; lm {
 			if alias == "" {
@@ -473,6 +478,9 @@ func (c *Config) SummaryConfig(engineURL, outputDir string) Ordered {
 	for _, f := range WorkloadFields(c.Workload()) {
 		o = append(o, Pair{f.Key, jsonValue(c.values[f.Key])})
 	}
+	if b := c.ShardBlock(); b != nil {
+		o = append(o, Pair{"shard", b})
+	}
 	return o
 }
 
@@ -499,6 +507,9 @@ func (c *Config) Validate() error {
 		if err := f.Check(c.values[f.Key]); err != nil {
 			return err
 		}
+	}
+	if err := c.validateShard(); err != nil {
+		return err
 	}
 	if s := c.String("extra_body"); s != "" {
 		if _, err := ParseObject(s); err != nil {

@@ -216,6 +216,8 @@ var Fields = []Field{
 	group("engine", general("metrics_url", "metrics-url", String, "", "Prometheus endpoint of the engine to sample during the run")),
 	{Key: "builtin_speed", Flag: "builtin-speed", Group: "engine", Kind: Float, Default: 1.0, Hidden: true,
 		Help: "speed factor of the built-in engine's delays (with --engine-url builtin)", min: 0, hasMin: true, minOpen: true},
+	general("shard", "shard", String, "", "run only shard `I/N` (0-based) of a run split over N processes (see kvbench merge)"),
+	general("start_at", "start-at", String, "", "RFC 3339 `TIME` at which the measured phase starts; warmups run before it"),
 	group("output", general("output_dir", "output-dir", String, "", "where the run folder is created (default: the runs directory)")),
 	group("output", general("no_csv", "no-csv", Bool, false, "skip bench_results.csv")),
 	group("output", general("json", "json", Bool, false, "write the JSON summary (always written; kept for compatibility)")),

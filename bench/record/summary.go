@@ -29,6 +29,10 @@ type RunInfo struct {
 	FinishedAt  string `json:"finished_at"`
 	Interrupted bool   `json:"interrupted"`
 	ExitCode    int    `json:"exit_code"`
+	// MergedFrom are the shard run ids a merged run was made of
+	// (kvbench merge); nil for a run of one process. A pointer keeps
+	// RunInfo comparable.
+	MergedFrom *[]string `json:"merged_from,omitempty"`
 }
 
 // StartedTime parses StartedAt; zero when absent or not RFC 3339.
@@ -60,6 +64,29 @@ type Summary struct {
 	Client        stats.Client  `json:"client"`
 	Workload      any           `json:"workload"`
 	ServerMetrics any           `json:"server_metrics,omitempty"`
+
+	// Shard is {index, count, start_at} of one shard of a sharded run (or
+	// of a run given --start-at); StartSkewMs is its first measured submit
+	// minus start_at (of a merged run: the largest over its shards).
+	Shard       any      `json:"shard,omitempty"`
+	StartSkewMs *float64 `json:"start_skew_ms,omitempty"`
+	// Shards describes each shard of a merged run; Partial is true when
+	// some were missing (kvbench merge --allow-partial).
+	Shards  []ShardInfo `json:"shards,omitempty"`
+	Partial bool        `json:"partial,omitempty"`
+}
+
+// ShardInfo is one shard of a merged run, in the summary's `shards`
+// block (spec/scale-out.md).
+type ShardInfo struct {
+	Index            int      `json:"index"`
+	RunID            string   `json:"run_id"`
+	Requests         int      `json:"requests"`
+	Failed           int      `json:"failed"`
+	AchievedRate     *float64 `json:"achieved_rate"`
+	StartSkewMs      *float64 `json:"start_skew_ms"`
+	ClientCPUSeconds float64  `json:"client_cpu_seconds"`
+	Delivered        *bool    `json:"delivered"`
 }
 
 // ReadSummary reads <dir>/bench_summary.json.
@@ -74,6 +101,7 @@ func ReadSummary(dir string) (*Summary, error) {
 		Config        json.RawMessage `json:"config"`
 		Workload      json.RawMessage `json:"workload"`
 		ServerMetrics json.RawMessage `json:"server_metrics"`
+		Shard         json.RawMessage `json:"shard"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("read summary %s: %w", path, err)
@@ -82,6 +110,7 @@ func ReadSummary(dir string) (*Summary, error) {
 	s.Config = rawOrNil(raw.Config)
 	s.Workload = rawOrNil(raw.Workload)
 	s.ServerMetrics = rawOrNil(raw.ServerMetrics)
+	s.Shard = rawOrNil(raw.Shard)
 	return &s, nil
 }
 

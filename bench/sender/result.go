@@ -97,6 +97,9 @@ type Result struct {
 	PrefillTPS       *float64 `json:"prefill_tps"`
 	OutputSHA256     *string  `json:"output_sha256"`
 	TokenSHA         *string  `json:"token_sha"`
+	// Shard is the index of the shard that sent the request, on the lines
+	// of a sharded run only; it stays the last key (spec/record.md).
+	Shard *int `json:"shard,omitempty"`
 
 	// Not part of the record.
 

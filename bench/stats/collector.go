@@ -72,7 +72,7 @@ type Collector struct {
 	tpcN                       int
 	prefill                    []float64
 	prefillSum                 float64
-	agg                        aggPrefill
+	agg                        PrefillAggregate
 	lags                       []float64
 	maxLag                     float64
 	series                     series
@@ -111,7 +111,7 @@ func (c *Collector) Add(r *sender.Result) {
 	if finish.After(c.last) {
 		c.last = finish
 	}
-	c.agg.add(r)
+	c.agg.Add(r)
 	if r.DispatchLagMs != nil {
 		lag := finite(*r.DispatchLagMs)
 		c.lags = append(c.lags, lag)
@@ -350,7 +350,7 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 			P50:  ptr(NearestRank(pf, 50)),
 		}
 	}
-	b.Latency.AggregatePrefillTPS = c.agg.value()
+	b.Latency.AggregatePrefillTPS = c.agg.Value()
 
 	b.Client.CPUSeconds = finite(client.CPUSeconds)
 	if len(c.lags) > 0 {

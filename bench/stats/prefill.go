@@ -11,15 +11,16 @@ import (
 // last first token. It is nil unless every request is cold with a prompt
 // count and a first token, and for no requests.
 func AggregatePrefill(rs []*sender.Result) *float64 {
-	var a aggPrefill
+	var a PrefillAggregate
 	for _, r := range rs {
-		a.add(r)
+		a.Add(r)
 	}
-	return a.value()
+	return a.Value()
 }
 
-// aggPrefill accumulates AggregatePrefill one result at a time.
-type aggPrefill struct {
+// PrefillAggregate accumulates AggregatePrefill one result at a time
+// (Add each, then Value).
+type PrefillAggregate struct {
 	n          int
 	notCold    bool
 	prompt     int
@@ -27,7 +28,7 @@ type aggPrefill struct {
 	lastFirstT time.Time // latest first token
 }
 
-func (a *aggPrefill) add(r *sender.Result) {
+func (a *PrefillAggregate) Add(r *sender.Result) {
 	a.n++
 	if s := submitOf(r); a.first.IsZero() || s.Before(a.first) {
 		a.first = s
@@ -43,7 +44,7 @@ func (a *aggPrefill) add(r *sender.Result) {
 	}
 }
 
-func (a *aggPrefill) value() *float64 {
+func (a *PrefillAggregate) Value() *float64 {
 	if a.n == 0 || a.notCold {
 		return nil
 	}

@@ -53,6 +53,20 @@ func newLongDocQA(p Params) (Workload, error) {
 	}
 	w.numDocs = LongDocQADocuments(c.Float("kv_cache_volume"), p.TokensPerGB, w.docLen)
 	w.schedule = LongDocQASchedule(w.numDocs, w.queries, w.shuffle, p.Seed)
+	if sh := p.shard(); sh.Sharded() {
+		// A shard owns whole documents: a document's warmup and every
+		// question on it, in the whole run's order.
+		if w.numDocs < sh.Count {
+			return nil, fmt.Errorf("--shard %s: %s has %d document(s), fewer than the %d shards; use fewer shards or a larger --kv-cache-volume", sh, config.LongDocQA, w.numDocs, sh.Count)
+		}
+		owned := w.schedule[:0:0]
+		for _, it := range w.schedule {
+			if sh.Owns(it.Doc) {
+				owned = append(owned, it)
+			}
+		}
+		w.schedule = owned
+	}
 	return w, nil
 }
 
@@ -90,27 +104,34 @@ func LongDocQAQuestion(doc string, q int) string {
 func (w *LongDocQA) Name() string { return config.LongDocQA }
 
 func (w *LongDocQA) Describe() []string {
-	return []string{
+	lines := []string{
 		fmt.Sprintf("long-doc-qa: %d documents of %d tokens, %d questions each (%d measured requests), %s order, %d in flight",
-			w.numDocs, w.docLen, w.queries, len(w.schedule), w.shuffle, w.inflight),
+			w.numDocs, w.docLen, w.queries, w.numDocs*w.queries, w.shuffle, w.inflight),
 	}
+	if sh := w.p.shard(); sh.Sharded() {
+		lines = append(lines, fmt.Sprintf("shard %s: the documents d with d mod %d = %d, %d measured requests", sh, sh.Count, sh.Index, len(w.schedule)))
+	}
+	return lines
 }
 
 func (w *LongDocQA) Run(ctx context.Context, env Env) error {
+	sh := w.p.shard()
 	docs := make([]string, w.numDocs)
+	var warm []*sender.Request
 	for d := range docs {
+		if !sh.Owns(d) {
+			continue
+		}
 		docs[d] = LongDocQADocument(d, w.docLen)
-	}
-	warm := make([]*sender.Request, w.numDocs)
-	for d := range warm {
-		warm[d] = &sender.Request{
+		req := &sender.Request{
 			ID: fmt.Sprintf("warmup_doc%d", d), Phase: sender.PhaseWarmup, Endpoint: w.p.Endpoint,
 			Messages: []sender.Message{{Role: "user", Content: docs[d]}}, MaxTokens: 1,
 		}
-		setPrompt(warm[d])
+		setPrompt(req)
+		warm = append(warm, req)
 	}
 	env.Phase("warmup", len(warm), 0)
-	runSequential(ctx, env, warm, func(r sender.Result) { w.warm.add(&r) })
+	runSequential(ctx, env, warm, func(r sender.Result) { w.Observe(&r) })
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -124,19 +145,25 @@ func (w *LongDocQA) Run(ctx context.Context, env Env) error {
 		setPrompt(reqs[i])
 	}
 	env.Phase("measuring", len(reqs), 0)
-	queryOf := make(map[string]int, len(reqs))
-	for i, it := range w.schedule {
-		queryOf[reqs[i].ID] = it.Query
-	}
-	runBounded(ctx, env, reqs, w.inflight, func(r sender.Result) {
-		w.measured.add(&r)
-		if queryOf[r.RequestID] == 0 {
-			w.firstQ.add(&r)
-		} else {
-			w.laterQ.add(&r)
-		}
-	})
+	runBounded(ctx, env, reqs, w.inflight, func(r sender.Result) { w.Observe(&r) })
 	return nil
+}
+
+// Observe adds one finished request to the outcome: warmups to the
+// warmup tally, questions to the measured one and, by the question
+// number in their id (doc{d}_q{q}), to the first or later questions.
+func (w *LongDocQA) Observe(r *sender.Result) {
+	if r.Phase == sender.PhaseWarmup {
+		w.warm.add(r)
+		return
+	}
+	w.measured.add(r)
+	var d, q int
+	if _, err := fmt.Sscanf(r.RequestID, "doc%d_q%d", &d, &q); err == nil && q == 0 {
+		w.firstQ.add(r)
+	} else {
+		w.laterQ.add(r)
+	}
 }
 
 func (w *LongDocQA) Outcome() Outcome {

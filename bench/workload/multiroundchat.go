@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -78,27 +79,39 @@ func MultiRoundChatQuery(n int) string { return repeatWord(wordTell, n) }
 // mrcArrivals yields the offsets from the start of the measured phase at
 // which requests 0, 1, 2, ... are due: g/qps (fixed) or the running sum
 // of seeded exponential gaps of mean 1/qps (poisson, request 0 at 0).
+//
+// Shard I of N sends at qps/N: fixed arrivals are the whole run's
+// arrivals I, I+N, I+2N, ... (the shards interleave into the whole run's
+// schedule); poisson arrivals are the shard's own seeded process at
+// qps/N (independent Poisson processes add up to one at qps).
 type mrcArrivals struct {
 	qps     float64
 	poisson bool
+	shard   config.Shard
 	rng     *rand.Rand
 	g       int
 	sum     float64
 }
 
-func newMRCArrivals(qps float64, arrival string, seed int64) *mrcArrivals {
-	return &mrcArrivals{qps: qps, poisson: arrival == "poisson", rng: rand.New(rand.NewPCG(uint64(seed), 0x6d7263))}
+func newMRCArrivals(qps float64, arrival string, seed int64, sh config.Shard) *mrcArrivals {
+	stream := uint64(0x6d7263)
+	if sh.Sharded() {
+		stream += uint64(sh.Index+1) << 32
+	}
+	return &mrcArrivals{qps: qps, poisson: arrival == "poisson", shard: sh, rng: rand.New(rand.NewPCG(uint64(seed), stream))}
 }
 
 func (a *mrcArrivals) next() time.Duration {
 	var sec float64
 	if a.poisson {
-		if a.g > 0 {
-			a.sum += a.rng.ExpFloat64() / a.qps
+		// The whole run's first request is due at once; a shard other
+		// than the first waits a gap for its first one too.
+		if a.g > 0 || a.shard.Index > 0 {
+			a.sum += a.rng.ExpFloat64() / a.shard.Rate(a.qps)
 		}
 		sec = a.sum
 	} else {
-		sec = float64(a.g) / a.qps
+		sec = float64(a.g*a.shard.Count+a.shard.Index) / a.qps
 	}
 	a.g++
 	return time.Duration(sec * float64(time.Second))
@@ -123,6 +136,7 @@ type MultiRoundChat struct {
 	byRound                    []*tally
 	dispatched, waited, unsent int
 	maxWaitMs                  float64
+	rounds                     map[int]int // measured requests seen per session
 }
 
 func newMultiRoundChat(p Params) (Workload, error) {
@@ -148,10 +162,17 @@ func newMultiRoundChat(p Params) (Workload, error) {
 		return nil, fmt.Errorf("--mrc-qps and --mrc-duration must be > 0 (got %v and %v)", w.qps, w.duration)
 	}
 	w.users = MultiRoundChatUsers(c.Float("kv_cache_volume"), p.TokensPerGB, w.shared, w.history)
-	w.sessions = make([]*mrcSession, w.users)
-	for i := range w.sessions {
-		w.sessions[i] = &mrcSession{ID: i, System: MultiRoundChatSystem(i, w.shared), History: MultiRoundChatHistory(i, w.history)}
+	sh := p.shard()
+	if w.users < sh.Count {
+		return nil, fmt.Errorf("--shard %s: %s has %d session(s), fewer than the %d shards; use fewer shards or a larger --kv-cache-volume", sh, config.MultiRoundChat, w.users, sh.Count)
 	}
+	// A shard owns whole sessions: every Nth, from its index.
+	for i := 0; i < w.users; i++ {
+		if sh.Owns(i) {
+			w.sessions = append(w.sessions, &mrcSession{ID: i, System: MultiRoundChatSystem(i, w.shared), History: MultiRoundChatHistory(i, w.history)})
+		}
+	}
+	w.rounds = make(map[int]int)
 	return w, nil
 }
 
@@ -173,25 +194,30 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func (w *MultiRoundChat) Name() string { return config.MultiRoundChat }
 
 func (w *MultiRoundChat) Describe() []string {
-	return []string{
+	lines := []string{
 		fmt.Sprintf("multi-round-chat: %d sessions (system %d + history %d tokens), queries of %d tokens, answers up to %d tokens",
 			w.users, w.shared, w.history, w.input, w.output),
 		fmt.Sprintf("multi-round-chat: %s arrivals at %g requests/s for %gs, strict round robin (a busy session is waited for)",
 			w.arrival, w.qps, w.duration),
 	}
+	if sh := w.p.shard(); sh.Sharded() {
+		lines = append(lines, fmt.Sprintf("shard %s: the sessions s with s mod %d = %d (%d of %d), at %g requests/s",
+			sh, sh.Count, sh.Index, len(w.sessions), w.users, sh.Rate(w.qps)))
+	}
+	return lines
 }
 
 func (w *MultiRoundChat) Run(ctx context.Context, env Env) error {
 	warm := make([]*sender.Request, len(w.sessions))
 	for i, s := range w.sessions {
 		warm[i] = &sender.Request{
-			ID: fmt.Sprintf("warmup_s%d", i), Phase: sender.PhaseWarmup, Endpoint: w.p.Endpoint,
+			ID: fmt.Sprintf("warmup_s%d", s.ID), Phase: sender.PhaseWarmup, Endpoint: w.p.Endpoint,
 			Messages: s.Messages("Hello"), MaxTokens: 1,
 		}
 		setPrompt(warm[i])
 	}
 	env.Phase("warmup", len(warm), 0)
-	runSequential(ctx, env, warm, func(r sender.Result) { w.warm.add(&r) })
+	runSequential(ctx, env, warm, func(r sender.Result) { w.Observe(&r) })
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -200,7 +226,8 @@ func (w *MultiRoundChat) Run(ctx context.Context, env Env) error {
 	env.Phase("measuring", -1, length)
 	start := env.Now()
 	deadline := start.Add(length)
-	arrivals := newMRCArrivals(w.qps, w.arrival, w.p.Seed)
+	sh := w.p.shard()
+	arrivals := newMRCArrivals(w.qps, w.arrival, w.p.Seed, sh)
 	query := MultiRoundChatQuery(w.input)
 	var wg sync.WaitGroup
 dispatch:
@@ -226,7 +253,6 @@ dispatch:
 		}
 		w.mu.Lock()
 		s.busy = true
-		round := len(s.Exchanges) + 1
 		msgs := s.Messages(query)
 		w.dispatched++
 		if waited {
@@ -236,8 +262,10 @@ dispatch:
 			}
 		}
 		w.mu.Unlock()
+		// The id is the whole run's: arrival g of this shard is arrival
+		// g*N+I of the run (the same session when N divides the users).
 		req := &sender.Request{
-			ID: fmt.Sprintf("s%d_r%d", s.ID, g), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
+			ID: fmt.Sprintf("s%d_r%d", s.ID, g*sh.Count+sh.Index), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
 			Messages: msgs, MaxTokens: w.output, Scheduled: due, KeepText: true, HeldBack: waited,
 		}
 		setPrompt(req)
@@ -245,7 +273,7 @@ dispatch:
 		go func() {
 			defer wg.Done()
 			res, ok := env.Send(ctx, req)
-			w.finish(s, round, ok, &res)
+			w.finish(s, ok, &res)
 		}()
 	}
 	wg.Wait()
@@ -259,15 +287,35 @@ func (w *MultiRoundChat) isBusy(s *mrcSession) bool {
 }
 
 // finish appends the streamed answer to its session and frees it.
-func (w *MultiRoundChat) finish(s *mrcSession, round int, ok bool, res *sender.Result) {
+func (w *MultiRoundChat) finish(s *mrcSession, ok bool, res *sender.Result) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	s.busy = false
 	if !ok {
 		w.unsent++
+		w.mu.Unlock()
 		return
 	}
 	s.Exchanges = append(s.Exchanges, mrcExchange{Query: MultiRoundChatQuery(w.input), Answer: res.Text})
+	w.mu.Unlock()
+	w.Observe(res)
+}
+
+// Observe adds one finished request to the outcome. A session sends one
+// request at a time, so its requests finish (and their lines, ordered by
+// submit time, are read) in round order: the round is how many of the
+// session's requests came before, counted from the session in the id
+// (s{session}_r{arrival}).
+func (w *MultiRoundChat) Observe(res *sender.Result) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if res.Phase == sender.PhaseWarmup {
+		w.warm.add(res)
+		return
+	}
+	var sid, g int
+	fmt.Sscanf(res.RequestID, "s%d_r%d", &sid, &g)
+	w.rounds[sid]++
+	round := w.rounds[sid]
 	w.measured.add(res)
 	if round == 1 {
 		w.firstRound.add(res)
@@ -278,6 +326,25 @@ func (w *MultiRoundChat) finish(s *mrcSession, round int, ok bool, res *sender.R
 		w.byRound = append(w.byRound, &tally{})
 	}
 	w.byRound[round-1].add(res)
+}
+
+// AddShardBlock adds a shard's dispatch counters, which the records do
+// not carry, to a merged outcome.
+func (w *MultiRoundChat) AddShardBlock(block []byte) error {
+	var b struct {
+		Dispatched int     `json:"dispatched"`
+		Waited     int     `json:"waited_for_session"`
+		MaxWaitMs  float64 `json:"max_session_wait_ms"`
+	}
+	if err := json.Unmarshal(block, &b); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dispatched += b.Dispatched
+	w.waited += b.Waited
+	w.maxWaitMs = max(w.maxWaitMs, b.MaxWaitMs)
+	return nil
 }
 
 func (w *MultiRoundChat) Outcome() Outcome {

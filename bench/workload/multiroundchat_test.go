@@ -114,13 +114,13 @@ func TestMultiRoundChatMessageShapes(t *testing.T) {
 }
 
 func TestMultiRoundChatArrivals(t *testing.T) {
-	a := newMRCArrivals(4, "fixed", 1)
+	a := newMRCArrivals(4, "fixed", 1, whole)
 	for g := 0; g < 5; g++ {
 		if got, want := a.next(), time.Duration(g)*250*time.Millisecond; got != want {
 			t.Fatalf("fixed arrival %d at %v, want %v", g, got, want)
 		}
 	}
-	p1, p2, p3 := newMRCArrivals(10, "poisson", 7), newMRCArrivals(10, "poisson", 7), newMRCArrivals(10, "poisson", 8)
+	p1, p2, p3 := newMRCArrivals(10, "poisson", 7, whole), newMRCArrivals(10, "poisson", 7, whole), newMRCArrivals(10, "poisson", 8, whole)
 	var last time.Duration
 	same, differs := true, false
 	for g := 0; g < 2000; g++ {

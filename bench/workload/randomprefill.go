@@ -19,7 +19,7 @@ type RandomPrefill struct {
 	length   int
 	n        int
 	observed tally
-	results  []*sender.Result
+	agg      stats.PrefillAggregate
 }
 
 func newRandomPrefill(p Params) (Workload, error) {
@@ -42,25 +42,33 @@ func (w *RandomPrefill) Describe() []string {
 }
 
 func (w *RandomPrefill) Run(ctx context.Context, env Env) error {
-	reqs := make([]*sender.Request, w.n)
-	for i := range reqs {
-		reqs[i] = &sender.Request{
+	// A shard sends every Nth request; ids stay those of the whole run.
+	sh := w.p.shard()
+	reqs := make([]*sender.Request, 0, w.n/sh.Count+1)
+	for i := 0; i < w.n; i++ {
+		if !sh.Owns(i) {
+			continue
+		}
+		reqs = append(reqs, &sender.Request{
 			ID: fmt.Sprintf("prefill_%d", i), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
 			Messages:  []sender.Message{{Role: "user", Content: RandomPrefillPrompt(i, w.length)}},
 			MaxTokens: 1,
-		}
-		setPrompt(reqs[i])
+		})
+		setPrompt(reqs[len(reqs)-1])
 	}
 	env.Phase("measuring", len(reqs), 0)
-	runBounded(ctx, env, reqs, len(reqs), func(r sender.Result) {
-		w.observed.add(&r)
-		w.results = append(w.results, &r)
-	})
+	runBounded(ctx, env, reqs, len(reqs), func(r sender.Result) { w.Observe(&r) })
 	return nil
 }
 
+// Observe adds one finished request to the outcome.
+func (w *RandomPrefill) Observe(r *sender.Result) {
+	w.observed.add(r)
+	w.agg.Add(r)
+}
+
 func (w *RandomPrefill) Outcome() Outcome {
-	agg := stats.AggregatePrefill(w.results)
+	agg := w.agg.Value()
 	block := map[string]any{
 		"num_requests":           w.n,
 		"request_length":         w.length,

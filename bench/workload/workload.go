@@ -37,6 +37,17 @@ type Params struct {
 	// Endpoint is the endpoint requests go to unless a workload needs a
 	// specific one.
 	Endpoint sender.Endpoint
+	// Shard is the share of the run this process sends
+	// (spec/scale-out.md); the zero value and {0, 1} are the whole run.
+	Shard config.Shard
+}
+
+// shard is p.Shard with the zero value read as the whole run.
+func (p Params) shard() config.Shard {
+	if p.Shard.Count < 1 {
+		return config.Shard{Index: 0, Count: 1}
+	}
+	return p.Shard
 }
 
 // Outcome is what a workload reports when it has finished.
@@ -63,6 +74,24 @@ type Workload interface {
 	Run(ctx context.Context, env Env) error
 	// Outcome is called once after Run returned.
 	Outcome() Outcome
+}
+
+// Observer is a workload whose outcome is built from the records of its
+// finished requests alone, in the order their lines are read: the run
+// feeds it each result as it finishes, and kvbench merge rebuilds the
+// outcome of a sharded run from the merged lines with the same code.
+type Observer interface {
+	Workload
+	// Observe adds one finished request (any phase) as recorded. Calls
+	// are serialised by the caller.
+	Observe(r *sender.Result)
+}
+
+// ShardCounter is a workload whose outcome also holds run-time counters
+// that the records do not carry; merge adds each shard's from the
+// workload block of its summary.
+type ShardCounter interface {
+	AddShardBlock(block []byte) error
 }
 
 // Factory builds a workload from resolved parameters; validation errors

@@ -1,0 +1,165 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Shard is the share of a run one process takes (spec/scale-out.md):
+// shard Index (0-based) of Count. Count 1 is an ordinary run.
+type Shard struct{ Index, Count int }
+
+// Sharded reports whether the run is split over more than one process.
+func (s Shard) Sharded() bool { return s.Count > 1 }
+
+// Owns reports whether unit i (a request index, a document, a session)
+// belongs to this shard: every Count-th unit, starting at Index.
+func (s Shard) Owns(i int) bool { return s.Count <= 1 || i%s.Count == s.Index }
+
+// Rate is this shard's share of a run-wide rate: rates are per run, so
+// each of N shards sends R/N (an infinite rate stays infinite).
+func (s Shard) Rate(r float64) float64 {
+	if s.Count <= 1 {
+		return r
+	}
+	return r / float64(s.Count)
+}
+
+// String is the flag's form, "I/N".
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// ParseShard reads --shard I/N with 0 <= I < N.
+func ParseShard(v string) (Shard, error) {
+	bad := fmt.Errorf("--shard must be I/N with 0 <= I < N, e.g. 0/4 (got %q)", v)
+	a, b, ok := strings.Cut(strings.TrimSpace(v), "/")
+	if !ok {
+		return Shard{}, bad
+	}
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return Shard{}, bad
+	}
+	return Shard{Index: i, Count: n}, nil
+}
+
+// Shard is the run's --shard; {0, 1} when not given or invalid
+// (Validate reports the invalid value).
+func (c *Config) Shard() Shard {
+	s, err := ParseShard(c.String("shard"))
+	if c.String("shard") == "" || err != nil {
+		return Shard{Index: 0, Count: 1}
+	}
+	return s
+}
+
+// StartAt is --start-at, the zero time when not given or invalid
+// (Validate reports the invalid value).
+func (c *Config) StartAt() time.Time {
+	t, err := parseStartAt(c.String("start_at"))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func parseStartAt(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--start-at must be an RFC 3339 time such as 2026-01-02T15:04:05Z (got %q)", s)
+	}
+	return t.UTC(), nil
+}
+
+// StartAtSlack is how long ago a --start-at may be and still be accepted
+// (the pods of one Job do not all start in the same second).
+const StartAtSlack = 5 * time.Second
+
+// CheckStartAt reports a --start-at that is already past by more than
+// StartAtSlack at now.
+func (c *Config) CheckStartAt(now time.Time) error {
+	t := c.StartAt()
+	if t.IsZero() {
+		return nil
+	}
+	if late := now.Sub(t); late >= StartAtSlack {
+		return fmt.Errorf("--start-at %s is %s in the past (at most %s is accepted): give a time still to come", c.String("start_at"), late.Round(time.Second), StartAtSlack)
+	}
+	return nil
+}
+
+// unsplittable says, per workload, why --shard with N > 1 would change
+// what the workload measures.
+var unsplittable = map[string]string{
+	LongDocPermutator:   "its permutations of the same contexts must follow each other on one client to measure non-prefix reuse",
+	PrefixSuffixTuner:   "its prefix pool is sized to overflow one cache tier in one rotation, and split rotations would not thrash it the same way",
+	CacheProbe:          "its first, repeated and concurrent requests form one ordered sequence that proves the cold and reused states",
+	ConcurrentExactness: "each cell compares the answers of streams sent together from one client with the same prompts sent alone",
+}
+
+// ShardRefusal is why workload cannot be sharded, "" when it can.
+func ShardRefusal(workload string) string { return unsplittable[workload] }
+
+// validateShard checks --shard and --start-at.
+func (c *Config) validateShard() error {
+	if v := c.String("shard"); v != "" {
+		s, err := ParseShard(v)
+		if err != nil {
+			return err
+		}
+		if why := ShardRefusal(c.Workload()); why != "" && s.Sharded() {
+			return fmt.Errorf("--shard: %s cannot be split over shards without changing what it measures: %s; run it as one process", c.Workload(), why)
+		}
+	}
+	if _, err := parseStartAt(c.String("start_at")); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ShardBlock is the `shard` object of a sharded run's config.json and
+// summary: {index, count, start_at} (start_at null when not given). Nil
+// for a run that is neither sharded nor given --start-at.
+func (c *Config) ShardBlock() Ordered {
+	s, t := c.Shard(), c.StartAt()
+	if !s.Sharded() && t.IsZero() {
+		return nil
+	}
+	var at any
+	if !t.IsZero() {
+		at = t.Format(time.RFC3339Nano)
+	}
+	return Ordered{{"index", s.Index}, {"count", s.Count}, {"start_at", at}}
+}
+
+// RecordJSON is the run record's config.json: the exported config, plus
+// the `shard` block of a sharded run (or one given --start-at).
+func (c *Config) RecordJSON() []byte {
+	out := c.ExportJSON()
+	block := c.ShardBlock()
+	if block == nil {
+		return out
+	}
+	v, _ := json.Marshal(block)
+	i := bytes.LastIndex(out, []byte("\n}"))
+	var b bytes.Buffer
+	b.Write(out[:i])
+	fmt.Fprintf(&b, ",\n  \"shard\": %s\n}\n", v)
+	return b.Bytes()
+}
+
+// RunKey is a text every shard of one run computes alike and two runs
+// rarely share: the exported config, the shard count and --start-at.
+// Run-wide values that must agree over shards (a prompt salt) derive
+// from it rather than from one process's run id.
+func (c *Config) RunKey() string {
+	return fmt.Sprintf("%s|%d|%s", c.ExportJSON(), c.Shard().Count, c.String("start_at"))
+}
