@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"os"
@@ -157,7 +158,7 @@ func Parse(f Field, s string) (any, error) {
 		if d, err := time.ParseDuration(s); err == nil {
 			return d, nil
 		}
-		if x, err := strconv.ParseFloat(s, 64); err == nil {
+		if x, err := strconv.ParseFloat(s, 64); err == nil && math.Abs(x) < math.MaxInt64/float64(time.Second) {
 			return time.Duration(x * float64(time.Second)), nil
 		}
 		return nil, bad()
@@ -263,7 +264,7 @@ func coerce(f Field, v any) (any, error) {
 			return Parse(f, t)
 		case json.Number:
 			x, err := t.Float64()
-			if err != nil {
+			if err != nil || math.Abs(x) >= math.MaxInt64/float64(time.Second) {
 				return nil, wrong()
 			}
 			return time.Duration(x * float64(time.Second)), nil
@@ -343,6 +344,9 @@ func unwrapPathErr(err error) error {
 }
 
 func (c *Config) loadJSON(path string, data []byte) error {
+	if err := StrictObject(data); err != nil {
+		return fmt.Errorf("config %s: %v", path, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw map[string]any
@@ -669,4 +673,70 @@ func (c *Config) ConnURL(key string) string {
 		at = i + 3
 	}
 	return v[:at] + ui.String() + "@" + v[at:]
+}
+
+// StrictObject checks that data is exactly one JSON object: nothing but
+// white space after it, and no key twice in any object (the error names
+// the key, with its path for a nested one).
+func StrictObject(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	if tok != json.Delim('{') {
+		return fmt.Errorf("not a JSON object")
+	}
+	if err := strictObject(dec, ""); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("trailing content after the JSON object (at byte %d)", dec.InputOffset())
+	}
+	return nil
+}
+
+// strictObject reads the rest of an object whose '{' was just read.
+func strictObject(dec *json.Decoder, path string) error {
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("not a JSON object: %v", err)
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return fmt.Errorf("duplicate key %q", path+key)
+		}
+		seen[key] = true
+		if err := strictValue(dec, path+key+"."); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	return nil
+}
+
+func strictValue(dec *json.Decoder, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	switch tok {
+	case json.Delim('{'):
+		return strictObject(dec, path)
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := strictValue(dec, fmt.Sprintf("%s%d.", path, i)); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return fmt.Errorf("not a JSON object: %v", err)
+		}
+	}
+	return nil
 }

@@ -204,15 +204,36 @@ func TestLoadLMCacheExport(t *testing.T) {
 	}
 }
 
+// TestEveryNumberHasARange: no numeric setting is left unbounded, so no
+// value can reach an allocation unchecked.
+func TestEveryNumberHasARange(t *testing.T) {
+	for _, f := range Fields {
+		switch f.Kind {
+		case Int, Float, Duration, IntList:
+			if !f.hasMin || !f.hasMax {
+				t.Errorf("--%s has no range (%q): give it withMin and withMax", f.Flag, f.Range())
+			}
+		}
+	}
+}
+
 func TestValidateNamesFlagAndRange(t *testing.T) {
 	cases := map[string]string{
-		"--ldqa-document-length=0":  "--ldqa-document-length must be > 0 (got 0)",
-		"--psf-prefix-ratio=1":      "--psf-prefix-ratio must be in (0, 1) (got 1)",
-		"--cp-streams=513":          "--cp-streams must be in [1, 512] (got 513)",
-		"--kv-cache-volume=-1":      "--kv-cache-volume must be > 0 (got -1)",
-		"--ldqa-shuffle-policy=abc": `--ldqa-shuffle-policy must be one of random, tile (got "abc")`,
-		"--workload=nope":           `--workload must be one of`,
-		"--extra-body=[1]":          "--extra-body: must be a JSON object",
+		"--ldqa-document-length=0":                    "--ldqa-document-length must be in (0, 10000000] (got 0)",
+		"--psf-prefix-ratio=1":                        "--psf-prefix-ratio must be in (0, 1) (got 1)",
+		"--cp-streams=513":                            "--cp-streams must be in [1, 512] (got 513)",
+		"--kv-cache-volume=-1":                        "--kv-cache-volume must be in (0, 1000000] (got -1)",
+		"--kv-cache-volume=1e300":                     "--kv-cache-volume must be in (0, 1000000] (got 1e+300)",
+		"--rp-num-requests=100000000000":              "--rp-num-requests must be in [1, 1000000] (got 100000000000)",
+		"--rp-request-length=2000000000":              "--rp-request-length must be in (0, 10000000] (got 2000000000)",
+		"--ldp-num-permutations=1000000000":           "--ldp-num-permutations must be in [1, 1000000] (got 1000000000)",
+		"--tokens-per-gb-kvcache=9223372036854775807": "--tokens-per-gb-kvcache must be in [0, 1073741824] (got 9223372036854775807)",
+		"--mrc-duration=1e12":                         "--mrc-duration must be in (0, 10000000] (got 1e+12)",
+		"--request-timeout=100000h":                   "--request-timeout must be in (0s, 24h0m0s] (got 100000h0m0s)",
+		"--seed=9007199254740993":                     "--seed must be in [-9007199254740992, 9007199254740992]",
+		"--ldqa-shuffle-policy=abc":                   `--ldqa-shuffle-policy must be one of random, tile (got "abc")`,
+		"--workload=nope":                             `--workload must be one of`,
+		"--extra-body=[1]":                            "--extra-body: must be a JSON object",
 	}
 	for arg, want := range cases {
 		wl := "long-doc-qa"
@@ -221,6 +242,12 @@ func TestValidateNamesFlagAndRange(t *testing.T) {
 			wl = "prefix-suffix-tuner"
 		case strings.HasPrefix(arg, "--cp"):
 			wl = "cache-probe"
+		case strings.HasPrefix(arg, "--rp"):
+			wl = "random-prefill"
+		case strings.HasPrefix(arg, "--ldp"):
+			wl = "long-doc-permutator"
+		case strings.HasPrefix(arg, "--mrc"):
+			wl = "multi-round-chat"
 		}
 		args := []string{"--workload", wl, arg}
 		if strings.HasPrefix(arg, "--workload") {
@@ -234,5 +261,37 @@ func TestValidateNamesFlagAndRange(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", arg, err, want)
 		}
+	}
+}
+
+// TestConfigJSONIsStrict: exactly one object, nothing after it, no key
+// twice; each error names the file and what is wrong.
+func TestConfigJSONIsStrict(t *testing.T) {
+	cases := map[string]string{
+		`{"workload":"random-prefill"}{"seed":1}`:         "trailing content after the JSON object",
+		`{"workload":"random-prefill"} x`:                 "trailing content after the JSON object",
+		`{"seed":1,"workload":"random-prefill","seed":2}`: `duplicate key "seed"`,
+		`{"seed":1,"extra":{"a":1,"a":2}}`:                `duplicate key "extra.a"`,
+		`[{"seed":1}]`:                                    "not a JSON object",
+		`null`:                                            "not a JSON object",
+		`{"seed":1`:                                       "not a JSON object",
+		`{"workload":"random-prefill","rp_num_requests":1e300}`: "rp_num_requests",
+	}
+	dir := t.TempDir()
+	for body, want := range cases {
+		path := filepath.Join(dir, "c.json")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := Default().LoadJSON(path)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: got %v, want an error naming %s and %q", body, err, path, want)
+		}
+	}
+	ok := filepath.Join(dir, "ok.json")
+	os.WriteFile(ok, []byte("{\"workload\":\"random-prefill\",\"seed\":7}\n\n"), 0o644)
+	c := Default()
+	if err := c.LoadJSON(ok); err != nil || c.Int("seed") != 7 {
+		t.Fatalf("a valid config with trailing white space: %v", err)
 	}
 }

@@ -112,17 +112,25 @@ func (f Field) Range() string {
 		if f.maxOpen {
 			hi = ")"
 		}
-		return fmt.Sprintf("in %s%s, %s%s", lo, num(f.min), num(f.max), hi)
+		return fmt.Sprintf("in %s%s, %s%s", lo, f.num(f.min), f.num(f.max), hi)
 	case f.hasMin && f.minOpen:
-		return "> " + num(f.min)
+		return "> " + f.num(f.min)
 	case f.hasMin:
-		return ">= " + num(f.min)
+		return ">= " + f.num(f.min)
 	case f.hasMax && f.maxOpen:
-		return "< " + num(f.max)
+		return "< " + f.num(f.max)
 	case f.hasMax:
-		return "<= " + num(f.max)
+		return "<= " + f.num(f.max)
 	}
 	return ""
+}
+
+// num writes a bound in the field's unit: durations as durations.
+func (f Field) num(v float64) string {
+	if f.Kind == Duration {
+		return time.Duration(v * float64(time.Second)).String()
+	}
+	return num(v)
 }
 
 func num(v float64) string {
@@ -141,6 +149,10 @@ func (f Field) Check(v any) error {
 	var x float64
 	switch t := v.(type) {
 	case int:
+		// Integers beyond 2^53 are compared exactly, not as float64.
+		if f.hasMax && f.max < 1<<62 && int64(t) > int64(f.max) || f.hasMin && f.min > -(1<<62) && int64(t) < int64(f.min) {
+			return bad(v)
+		}
 		x = float64(t)
 	case int64:
 		x = float64(t)
@@ -204,18 +216,19 @@ var Fields = []Field{
 	exported(general("workload", "workload", String, "", "workload to run: "+strings.Join(Workloads, ", "))),
 	exported(group("engine", general("model", "model", String, "", "model name (default: first id of GET /v1/models)"))),
 	exported(group("engine", general("served_model_name", "served-model-name", String, "", "model `NAME` sent in requests when the engine serves an alias (default: --model)"))),
-	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to (builtin: its GPU tier, 8)").withMin(0, true)),
-	exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false)),
-	exported(general("seed", "seed", Int, 42, "seed of every random choice")),
+	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to (builtin: its GPU tier, 8)").withMin(0, true).withMax(MaxKVCacheGB, false)),
+	exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false).withMax(MaxTokensPerGB, false)),
+	exported(general("seed", "seed", Int, 42, "seed of every random choice").withMin(-MaxSeed, false).withMax(MaxSeed, false)),
 	exported(general("ignore_eos", "ignore-eos", Bool, false, "send ignore_eos so decoding runs to max_tokens")),
 	group("engine", general("api_key_env", "api-key-env", String, "", "environment variable holding the bearer key (no key is read otherwise)")),
 	group("engine", Field{Key: "endpoint", Flag: "endpoint", Kind: String, Default: "chat", Choices: []string{"chat", "completions"}, Help: "chat: /v1/chat/completions; completions: /v1/completions"}),
 	group("engine", general("extra_body", "extra-body", String, "", "JSON object merged into every request body")),
-	group("engine", general("request_timeout", "request-timeout", Duration, 10*time.Minute, "whole-request limit").withMin(0, true)),
-	group("engine", general("idle_timeout", "idle-timeout", Duration, 60*time.Second, "longest gap between two stream bytes").withMin(0, true)),
+	group("engine", general("request_timeout", "request-timeout", Duration, 10*time.Minute, "whole-request limit").withMin(0, true).withMax((24*time.Hour).Seconds(), false)),
+	group("engine", general("idle_timeout", "idle-timeout", Duration, 60*time.Second, "longest gap between two stream bytes").withMin(0, true).withMax((24*time.Hour).Seconds(), false)),
 	group("engine", general("metrics_url", "metrics-url", String, "", "Prometheus endpoint of the engine to sample during the run")),
 	{Key: "builtin_speed", Flag: "builtin-speed", Group: "engine", Kind: Float, Default: 1.0, Hidden: true,
-		Help: "speed factor of the built-in engine's delays (with --engine-url builtin)", min: 0, hasMin: true, minOpen: true},
+		Help: "speed factor of the built-in engine's delays (with --engine-url builtin)", min: 0, hasMin: true, minOpen: true,
+		max: 1e6, hasMax: true},
 	general("shard", "shard", String, "", "run only shard `I/N` (0-based) of a run split over N processes (see kvbench merge)"),
 	general("start_at", "start-at", String, "", "RFC 3339 `TIME` at which the measured phase starts; warmups run before it"),
 	group("output", general("output_dir", "output-dir", String, "", "where the run folder is created (default: the runs directory)")),
@@ -226,58 +239,72 @@ var Fields = []Field{
 	group("output", Field{Key: "quiet", Flag: "quiet", Short: "q", Kind: Bool, Default: false, Help: "no live display (headless progress suppressed too)"}),
 	group("output", general("no_interactive", "no-interactive", Bool, false, "never prompt; missing arguments are an error")),
 
-	wl(LongDocQA, "document-length", Int, 10000, "tokens per document").withMin(0, true),
-	wl(LongDocQA, "query-per-document", Int, 2, "questions per document").withMin(1, false),
+	wl(LongDocQA, "document-length", Int, 10000, "tokens per document").withMin(0, true).withMax(MaxTokens, false),
+	wl(LongDocQA, "query-per-document", Int, 2, "questions per document").withMin(1, false).withMax(MaxCount, false),
 	func() Field {
 		f := wl(LongDocQA, "shuffle-policy", String, "random", "order of the questions")
 		f.Choices = []string{"random", "tile"}
 		return f
 	}(),
-	wl(LongDocQA, "num-inflight-requests", Int, 3, "most requests in flight").withMin(1, false),
-	wl(LongDocQA, "max-output-length", Int, 128, "max_tokens of each answer").withMin(1, false),
+	wl(LongDocQA, "num-inflight-requests", Int, 3, "most requests in flight").withMin(1, false).withMax(MaxStreams, false),
+	wl(LongDocQA, "max-output-length", Int, 128, "max_tokens of each answer").withMin(1, false).withMax(MaxTokens, false),
 
-	wl(MultiRoundChat, "shared-prompt-length", Int, 2000, "system prompt tokens").withMin(0, false),
-	wl(MultiRoundChat, "chat-history-length", Int, 10000, "pre-filled history tokens").withMin(0, false),
-	wl(MultiRoundChat, "user-input-length", Int, 50, "tokens per user query").withMin(1, false),
-	wl(MultiRoundChat, "output-length", Int, 200, "max_tokens per answer").withMin(1, false),
-	wl(MultiRoundChat, "qps", Float, 1.0, "queries per second").withMin(0, true),
-	wl(MultiRoundChat, "duration", Float, 60.0, "seconds of dispatch").withMin(0, true),
+	wl(MultiRoundChat, "shared-prompt-length", Int, 2000, "system prompt tokens").withMin(0, false).withMax(MaxTokens, false),
+	wl(MultiRoundChat, "chat-history-length", Int, 10000, "pre-filled history tokens").withMin(0, false).withMax(MaxTokens, false),
+	wl(MultiRoundChat, "user-input-length", Int, 50, "tokens per user query").withMin(1, false).withMax(MaxTokens, false),
+	wl(MultiRoundChat, "output-length", Int, 200, "max_tokens per answer").withMin(1, false).withMax(MaxTokens, false),
+	wl(MultiRoundChat, "qps", Float, 1.0, "queries per second").withMin(0, true).withMax(MaxRate, false),
+	wl(MultiRoundChat, "duration", Float, 60.0, "seconds of dispatch").withMin(0, true).withMax(MaxDurationSeconds, false),
 	func() Field {
 		f := wl(MultiRoundChat, "arrival", String, "fixed", "arrival process: fixed spacing or seeded poisson")
 		f.Choices = []string{"fixed", "poisson"}
 		return f
 	}(),
 
-	wl(RandomPrefill, "request-length", Int, 10000, "tokens per request").withMin(0, true),
-	wl(RandomPrefill, "num-requests", Int, 50, "requests, all sent at once").withMin(1, false),
+	wl(RandomPrefill, "request-length", Int, 10000, "tokens per request").withMin(0, true).withMax(MaxTokens, false),
+	wl(RandomPrefill, "num-requests", Int, 50, "requests, all sent at once").withMin(1, false).withMax(MaxCount, false),
 
-	wl(LongDocPermutator, "num-contexts", Int, 5, "context documents").withMin(1, false),
-	wl(LongDocPermutator, "context-length", Int, 5000, "tokens per context").withMin(0, true),
-	wl(LongDocPermutator, "system-prompt-length", Int, 1000, "shared system prompt tokens (0 = none)").withMin(0, false),
-	wl(LongDocPermutator, "num-permutations", Int, 10, "distinct permutations (capped at N!)").withMin(1, false),
-	wl(LongDocPermutator, "num-inflight-requests", Int, 1, "most requests in flight").withMin(1, false),
-	wl(LongDocPermutator, "max-output-length", Int, 128, "max_tokens of each answer").withMin(1, false),
+	wl(LongDocPermutator, "num-contexts", Int, 5, "context documents").withMin(1, false).withMax(1000, false),
+	wl(LongDocPermutator, "context-length", Int, 5000, "tokens per context").withMin(0, true).withMax(MaxTokens, false),
+	wl(LongDocPermutator, "system-prompt-length", Int, 1000, "shared system prompt tokens (0 = none)").withMin(0, false).withMax(MaxTokens, false),
+	wl(LongDocPermutator, "num-permutations", Int, 10, "distinct permutations (capped at N!)").withMin(1, false).withMax(MaxCount, false),
+	wl(LongDocPermutator, "num-inflight-requests", Int, 1, "most requests in flight").withMin(1, false).withMax(MaxStreams, false),
+	wl(LongDocPermutator, "max-output-length", Int, 128, "max_tokens of each answer").withMin(1, false).withMax(MaxTokens, false),
 
-	wl(PrefixSuffixTuner, "context-length", Int, 8000, "tokens per request (prefix + breaker + suffix)").withMin(0, true),
+	wl(PrefixSuffixTuner, "context-length", Int, 8000, "tokens per request (prefix + breaker + suffix)").withMin(0, true).withMax(MaxTokens, false),
 	wl(PrefixSuffixTuner, "prefix-ratio", Float, 0.8, "share of the context given to the prefix").withMin(0, true).withMax(1, true),
-	wl(PrefixSuffixTuner, "thrash", Float, 20.0, "size in GB of the cache tier to overflow").withMin(0, true),
+	wl(PrefixSuffixTuner, "thrash", Float, 20.0, "size in GB of the cache tier to overflow").withMin(0, true).withMax(MaxKVCacheGB, false),
 
-	wl(CacheProbe, "tokens", Int, 64, "reply limit").withMin(1, false),
-	wl(CacheProbe, "repeats", Int, 2, "repeated requests").withMin(0, false),
+	wl(CacheProbe, "tokens", Int, 64, "reply limit").withMin(1, false).withMax(MaxTokens, false),
+	wl(CacheProbe, "repeats", Int, 2, "repeated requests").withMin(0, false).withMax(MaxCount, false),
 	wl(CacheProbe, "streams", Int, 2, "concurrent requests").withMin(1, false).withMax(512, false),
 	wl(CacheProbe, "prompt-file", String, "", "JSON array of token ids sent as the prompt to /v1/completions"),
-	wl(CacheProbe, "expected-prompt-tokens", Int, 0, "every row's prompt_tokens must equal this (0 = unchecked)").withMin(0, false),
+	wl(CacheProbe, "expected-prompt-tokens", Int, 0, "every row's prompt_tokens must equal this (0 = unchecked)").withMin(0, false).withMax(MaxTokens, false),
 	wl(CacheProbe, "require-cold", Bool, false, "the first request must be cold"),
 	wl(CacheProbe, "require-reuse", Bool, false, "every repeated request must be reused"),
 
-	wl(ConcurrentExactness, "levels", IntList, []int{1, 4, 8}, "concurrency levels").withMin(1, false),
+	wl(ConcurrentExactness, "levels", IntList, []int{1, 4, 8}, "concurrency levels").withMin(1, false).withMax(MaxStreams, false),
 	wl(ConcurrentExactness, "prompts", String, "", "JSON list of {name, kind: chat|completion, prompt} (default: 16 built-in prompts)"),
-	wl(ConcurrentExactness, "tokens", Int, 64, "reply limit").withMin(1, false),
-	wl(ConcurrentExactness, "reps", Int, 1, "repetitions of each cell").withMin(1, false),
-	wl(ConcurrentExactness, "temperature", Float, 0.0, "sampling temperature").withMin(0, false),
+	wl(ConcurrentExactness, "tokens", Int, 64, "reply limit").withMin(1, false).withMax(MaxTokens, false),
+	wl(ConcurrentExactness, "reps", Int, 1, "repetitions of each cell").withMin(1, false).withMax(MaxCount, false),
+	wl(ConcurrentExactness, "temperature", Float, 0.0, "sampling temperature").withMin(0, false).withMax(2, false),
 	wl(ConcurrentExactness, "alone", Bool, false, "compare each request with its prompt sent alone"),
 	wl(ConcurrentExactness, "reference-extra-body", String, "", "JSON merged into a second reference run (e.g. {\"draft\": false})"),
 }
+
+// Upper bounds of the numeric settings: far beyond any real engine, low
+// enough that no size derived from them overflows or is allocated before
+// the workload's memory estimate (bench/workload) has looked at it.
+const (
+	MaxTokens          = 10_000_000 // tokens in one prompt or reply
+	MaxCount           = 1_000_000  // requests, questions, permutations, repetitions
+	MaxStreams         = 100_000    // requests in flight
+	MaxKVCacheGB       = 1_000_000  // GB of KV cache (a petabyte)
+	MaxTokensPerGB     = 1 << 30    // one byte per token
+	MaxRate            = 1_000_000  // requests per second
+	MaxDurationSeconds = 10_000_000 // about 116 days
+	MaxSeed            = 1 << 53    // exact in JSON
+)
 
 // Lookup finds a field by key.
 func Lookup(key string) (Field, bool) {

@@ -110,6 +110,12 @@ func New(p Params) (Workload, error) {
 	if !ok {
 		return nil, fmt.Errorf("--workload %q is not available", name)
 	}
+	if p.TokensPerGB > config.MaxTokensPerGB {
+		return nil, fmt.Errorf("tokens per GB %d (from --lmcache-url) is out of range: at most %d", p.TokensPerGB, config.MaxTokensPerGB)
+	}
+	if err := CheckPlan(p.Config, p.TokensPerGB); err != nil {
+		return nil, err
+	}
 	return f(p)
 }
 
