@@ -90,7 +90,7 @@ func csvRow(row []string, r *sender.Result) []string {
 		pyFloat(r.RequestLatency),
 		strconv.Itoa(in),
 		strconv.Itoa(out),
-		pyFloat(r.DecodeSpeed),
+		pyFloat(zeroIfNil(r.DecodeSpeed)),
 		pyFloat(r.SubmitTime),
 		pyFloat(first),
 		pyFloat(r.FinishTime),
@@ -179,4 +179,12 @@ func optString(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// zeroIfNil is LMCache's CSV convention for an undefined figure: 0.
+func zeroIfNil(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }

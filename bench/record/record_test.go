@@ -207,7 +207,7 @@ func TestWriteCSV(t *testing.T) {
 		RequestID: "ldqa-0-1", Phase: sender.PhaseMeasured, Successful: true,
 		SubmitTime: 1714917789.25, FirstTokenTime: fptr(1714917789.5), FinishTime: 1714917790,
 		TTFT: fptr(0.25), RequestLatency: 0.75, PromptTokens: iptr(10000), CachedTokens: iptr(9984),
-		CompletionTokens: iptr(32), Chunks: 16, DecodeSpeed: 64, CacheState: sender.StateReused,
+		CompletionTokens: iptr(32), Chunks: 16, DecodeSpeed: fptr(64), CacheState: sender.StateReused,
 		Complete: true, ITLMeanMs: fptr(15.5), OutputSHA256: sptr("ab12"),
 	}
 	bad := &sender.Result{

@@ -10,9 +10,12 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -64,6 +67,8 @@ type Client struct {
 	opts      Options
 	hc        *http.Client
 	own       *http.Transport
+	fresh     *http.Client    // one connection per request: retries
+	freshT    *http.Transport // fresh's transport, when it has its own
 	chatURL   string
 	complURL  string
 	modelsURL string
@@ -114,6 +119,14 @@ func New(opts Options) *Client {
 		rt = c.own
 	}
 	c.hc = &http.Client{Transport: rt}
+	// Retries go out on connections of their own, never reused.
+	c.fresh = c.hc
+	if t, ok := rt.(*http.Transport); ok {
+		ft := t.Clone()
+		ft.DisableKeepAlives = true
+		c.freshT = ft
+		c.fresh = &http.Client{Transport: ft}
+	}
 	return c
 }
 
@@ -148,6 +161,9 @@ func (c *Client) Close() {
 		c.own.CloseIdleConnections()
 	} else {
 		c.hc.CloseIdleConnections()
+	}
+	if c.freshT != nil {
+		c.freshT.CloseIdleConnections()
 	}
 }
 
@@ -226,29 +242,33 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	body := bb.reader()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, body)
-	if err != nil {
-		body.Close()
-		now := time.Now()
-		failed(res, req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
-		return
-	}
-	hreq.ContentLength = int64(len(bb.b))
-	hreq.GetBody = func() (io.ReadCloser, error) { return bb.reader(), nil }
-	hreq.Header["Content-Type"] = headerJSON
-	hreq.Header["Accept"] = headerSSE
-	hreq.Header["User-Agent"] = headerAgent
-	if c.auth != nil {
-		hreq.Header["Authorization"] = c.auth
-	}
 	if d := c.opts.RequestTimeout; d > 0 {
 		t := time.AfterFunc(d, func() { cancel(errRequestTimeout) })
 		defer t.Stop()
 	}
+	ct := getConnTrace()
+	defer putConnTrace(ct)
+	hreq, err := c.newPost(httptrace.WithClientTrace(ctx, &ct.trace), target, bb)
+	if err != nil {
+		now := time.Now()
+		failed(res, req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+		return
+	}
 
 	submit := time.Now()
 	resp, err := c.hc.Do(hreq)
+	retries := 0
+	if err != nil && ct.reused.Load() && !ct.responded.Load() && context.Cause(ctx) == nil && staleConn(err) {
+		// The engine closed a kept-alive connection under the request
+		// before answering: send it once more, on a fresh connection.
+		// TTFT and latency still count from the first submit.
+		retries = 1
+		if hreq, err = c.newPost(ctx, target, bb); err == nil {
+			resp, err = c.fresh.Do(hreq)
+		}
+	}
+	// Every path below overwrites *res; the retry count goes on last.
+	defer func() { res.Retries = retries }()
 	held = false
 	bb.release()
 	if err != nil {
@@ -309,6 +329,66 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 	}
 	s.fill(res, req, resp.StatusCode)
 }
+
+// newPost builds the POST of the body in bb; the transport's reader holds
+// its own reference to bb until it closes it.
+func (c *Client) newPost(ctx context.Context, target string, bb *bodyBuf) (*http.Request, error) {
+	body := bb.reader()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, body)
+	if err != nil {
+		body.Close()
+		return nil, err
+	}
+	hreq.ContentLength = int64(len(bb.b))
+	hreq.GetBody = func() (io.ReadCloser, error) { return bb.reader(), nil }
+	hreq.Header["Content-Type"] = headerJSON
+	hreq.Header["Accept"] = headerSSE
+	hreq.Header["User-Agent"] = headerAgent
+	if c.auth != nil {
+		hreq.Header["Authorization"] = c.auth
+	}
+	return hreq, nil
+}
+
+// staleConn reports whether err is how a connection the server had
+// already closed fails a request: the write fails, or the read meets EOF
+// or a reset before the status line. Timeouts and anything else are not.
+func staleConn(err error) bool {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, net.ErrClosed):
+		return true
+	}
+	// net/http's errServerClosedIdle is not exported.
+	return strings.Contains(err.Error(), "server closed idle connection")
+}
+
+// connTrace records, through httptrace, whether a request went out on a
+// reused connection and whether any response byte came back. Pooled with
+// its hooks bound once, so tracing costs no allocation per request beyond
+// the context value.
+type connTrace struct {
+	trace     httptrace.ClientTrace
+	reused    atomic.Bool
+	responded atomic.Bool
+}
+
+var connTracePool = sync.Pool{New: func() any {
+	ct := new(connTrace)
+	ct.trace.GotConn = func(info httptrace.GotConnInfo) { ct.reused.Store(info.Reused) }
+	ct.trace.GotFirstResponseByte = func() { ct.responded.Store(true) }
+	return ct
+}}
+
+func getConnTrace() *connTrace {
+	ct := connTracePool.Get().(*connTrace)
+	ct.reused.Store(false)
+	ct.responded.Store(false)
+	return ct
+}
+
+func putConnTrace(ct *connTrace) { connTracePool.Put(ct) }
 
 // classify names an error caused by a timeout or by the caller's context.
 func (c *Client) classify(ctx context.Context, err error) (code, detail string) {

@@ -51,7 +51,7 @@
 //     Per delta the reasoning hashed is reasoning_content when it is a
 //     non-empty string, else reasoning. ReasoningField is the field of the
 //     first reasoning text.
-//   - decode_speed is computed for successful requests only (0 otherwise);
+//   - decode_speed is computed for successful requests only (null otherwise);
 //     TTFT and first_token_time are recorded whenever a first token came.
 //     tokens_per_chunk needs a complete, error-free stream with a valid
 //     completion_tokens and at least one chunk. ITL uses completion_tokens
@@ -63,6 +63,14 @@
 //     unsuccessful with a null error.
 //   - The idle timeout runs from the response headers on; before them
 //     only the request timeout applies (engines may queue requests).
+//   - Connections: a request whose reused connection fails before any
+//     response byte (EOF, reset or a failed write: how a server that
+//     closed a kept-alive connection shows) is sent once more through a
+//     second transport that never reuses connections, and Result.Retries
+//     is 1. Whether the connection was reused and whether a byte came
+//     back are read from net/http/httptrace. Timeouts and cancellation
+//     are never retried. A retry that fails is the request's error.
+//   - decode_speed is null when fewer than two output tokens came.
 //   - Bodies: max_tokens is omitted when Request.MaxTokens <= 0; extra
 //     bodies merge per top-level key, the request's over the client's, and
 //     a key kvbench sets itself takes the extra value in place.

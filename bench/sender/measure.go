@@ -123,14 +123,16 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 		r.UnverifiedReason = &v.s[3]
 	}
 
-	// decode speed (LMCache): output tokens over finish - first token.
+	// decode speed (LMCache): output tokens over finish - first token,
+	// defined only from two output tokens on (one token has no decode
+	// span: its "speed" would be the [DONE] latency).
 	if r.Successful && s.hasFirst {
 		out := s.chunks
 		if completion.valid() && completion.v > 0 {
 			out = completion.v
 		}
-		if span := s.finish.Sub(s.first); span > 0 {
-			r.DecodeSpeed = float64(out) / span.Seconds()
+		if span := s.finish.Sub(s.first); span > 0 && out >= 2 {
+			r.DecodeSpeed = f(float64(out) / span.Seconds())
 		}
 	}
 	if clean && completion.valid() && s.chunks > 0 {

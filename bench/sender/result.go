@@ -87,7 +87,7 @@ type Result struct {
 	Complete         bool     `json:"complete"`
 	FinishReason     *string  `json:"finish_reason"`
 	Chunks           int      `json:"chunks"`
-	DecodeSpeed      float64  `json:"decode_speed"`
+	DecodeSpeed      *float64 `json:"decode_speed"`
 	ITLMeanMs        *float64 `json:"itl_mean_ms"`
 	ITLP50Ms         *float64 `json:"itl_p50_ms"`
 	ITLP95Ms         *float64 `json:"itl_p95_ms"`
@@ -97,6 +97,10 @@ type Result struct {
 	PrefillTPS       *float64 `json:"prefill_tps"`
 	OutputSHA256     *string  `json:"output_sha256"`
 	TokenSHA         *string  `json:"token_sha"`
+	// Retries is 1 when the request was sent a second time on a fresh
+	// connection after its reused connection failed before any response
+	// byte (spec/record.md, Connections), else 0.
+	Retries int `json:"retries"`
 	// Shard is the index of the shard that sent the request, on the lines
 	// of a sharded run only; it stays the last key (spec/record.md).
 	Shard *int `json:"shard,omitempty"`

@@ -66,6 +66,9 @@ type Client struct {
 	CPUSeconds       float64  `json:"cpu_seconds"`
 	MaxDispatchLagMs *float64 `json:"max_dispatch_lag_ms"`
 	P99DispatchLagMs *float64 `json:"p99_dispatch_lag_ms"`
+	// Retries counts the requests of every phase that were sent a second
+	// time on a fresh connection (spec/record.md, Connections).
+	Retries int `json:"retries"`
 }
 
 // ClientInfo is what the runner knows about the client that the results

@@ -52,6 +52,7 @@ type Collector struct {
 	mu sync.Mutex
 
 	warmup, warmupFailed, reference int
+	retries                         int // every phase
 
 	done, failed int
 	first, last  time.Time // measured span: first submit, last finish
@@ -91,6 +92,7 @@ func NewWithClock(now func() time.Time) *Collector {
 func (c *Collector) Add(r *sender.Result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.retries += r.Retries
 	switch {
 	case r.Phase == sender.PhaseWarmup:
 		c.warmup++
@@ -133,9 +135,12 @@ func (c *Collector) Add(r *sender.Result) {
 		c.sumTTFT += ms
 		e.ttftMs = float32(ms)
 	}
-	dec, lat := finite(r.DecodeSpeed), finite(r.RequestLatency*1000)
-	c.decode = append(c.decode, dec)
-	c.sumDecode += dec
+	if r.DecodeSpeed != nil {
+		dec := finite(*r.DecodeSpeed)
+		c.decode = append(c.decode, dec)
+		c.sumDecode += dec
+	}
+	lat := finite(r.RequestLatency * 1000)
 	c.latencyMs = append(c.latencyMs, lat)
 	c.sumLat += lat
 	in, out := inputTokens(r), outputTokens(r)
@@ -353,6 +358,7 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	b.Latency.AggregatePrefillTPS = c.agg.Value()
 
 	b.Client.CPUSeconds = finite(client.CPUSeconds)
+	b.Client.Retries = c.retries
 	if len(c.lags) > 0 {
 		lags := sortedCopy(c.lags)
 		b.Client.MaxDispatchLagMs = ptr(lags[len(lags)-1])

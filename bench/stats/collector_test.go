@@ -59,25 +59,25 @@ func failed(id string, sub, latency float64, reason string) *sender.Result {
 // fiveResults is the worked example of TestFinalResults.
 func fiveResults() []*sender.Result {
 	r1 := cold(res("r1", 0, 0.1, 1.0), 100)
-	r1.CompletionTokens, r1.Chunks, r1.DecodeSpeed = iptr(10), 10, 10
+	r1.CompletionTokens, r1.Chunks, r1.DecodeSpeed = iptr(10), 10, fptr(10)
 
 	r2 := res("r2", 0.5, 0.2, 1.5)
 	r2.PromptTokens, r2.CachedTokens, r2.CacheState = iptr(200), iptr(150), sender.StateReused
-	r2.CompletionTokens, r2.Chunks, r2.DecodeSpeed = iptr(20), 20, 20
+	r2.CompletionTokens, r2.Chunks, r2.DecodeSpeed = iptr(20), 20, fptr(20)
 
 	r3 := res("r3", 1.0, 0.3, 0.5) // no usage at all: output = chunks
 	r3.PromptTokens, r3.UnverifiedReason = iptr(300), sptr("details_absent")
-	r3.Chunks, r3.DecodeSpeed = 5, 30
+	r3.Chunks, r3.DecodeSpeed = 5, fptr(30)
 
 	r4 := failed("r4", 1.2, 1.8, "http_503")
 
 	r5 := cold(res("w1", -5, 0.05, 1), 999) // warmup: excluded everywhere
-	r5.Phase, r5.CompletionTokens, r5.DecodeSpeed = sender.PhaseWarmup, iptr(999), 999
+	r5.Phase, r5.CompletionTokens, r5.DecodeSpeed = sender.PhaseWarmup, iptr(999), fptr(999)
 
 	r6 := res("r6", 2.0, 0.4, 2.0)
 	r6.PromptTokens, r6.CachedTokens = iptr(400), iptr(500)
 	r6.UnverifiedReason = sptr("cached_gt_prompt")
-	r6.CompletionTokens, r6.Chunks, r6.DecodeSpeed = iptr(40), 40, 40
+	r6.CompletionTokens, r6.Chunks, r6.DecodeSpeed = iptr(40), 40, fptr(40)
 	return []*sender.Result{r1, r2, r3, r4, r5, r6}
 }
 
@@ -162,7 +162,7 @@ func TestEmptyBlocks(t *testing.T) {
 	want := `{"results":{"total_requests":0,"successful_requests":0,"failed_requests":0,"elapsed_time":0,"mean_ttft_ms":0,"mean_decode_speed":0,"mean_request_latency_ms":0,"input_throughput":0,"output_throughput":0,"total_input_tokens":0,"total_output_tokens":0,"p50_ttft_ms":0,"p90_ttft_ms":0,"p99_ttft_ms":0,"p50_decode_speed":0,"p90_decode_speed":0,"p99_decode_speed":0,"p50_request_latency_ms":0,"p90_request_latency_ms":0,"p99_request_latency_ms":0},` +
 		`"cache":{"cold":0,"reused":0,"unverified":0,"unverified_reasons":{},"prompt_tokens":0,"cached_tokens":0,"hit_ratio":null},` +
 		`"latency":{"itl_ms":{"mean":null,"p50":null,"p95":null},"round_gap_ms":{"mean":null,"p50":null,"p95":null},"tokens_per_chunk_mean":null,"prefill_tps":{"mean":null,"p50":null},"aggregate_prefill_tps":null},` +
-		`"client":{"cpu_seconds":0,"max_dispatch_lag_ms":null,"p99_dispatch_lag_ms":null}}`
+		`"client":{"cpu_seconds":0,"max_dispatch_lag_ms":null,"p99_dispatch_lag_ms":null,"retries":0}}`
 	if string(j) != want {
 		t.Errorf("empty blocks\n got %s\nwant %s", j, want)
 	}
@@ -260,7 +260,17 @@ func TestClientBlock(t *testing.T) {
 		c.Add(r)
 	}
 	c.Add(res("asap", 0, 0.1, 0.2)) // no schedule, no lag
+	// Retries count in every phase, failures and warmups included.
+	retried := res("retried", 0, 0.1, 0.2)
+	retried.Retries = 1
+	c.Add(retried)
+	warm := res("warm", 0, 0.1, 0.2)
+	warm.Phase, warm.Retries, warm.Successful = sender.PhaseWarmup, 1, false
+	c.Add(warm)
 	cl := c.Final(ClientInfo{CPUSeconds: 2.25}).Client
+	if cl.Retries != 2 {
+		t.Errorf("client retries = %d, want 2", cl.Retries)
+	}
 	if cl.CPUSeconds != 2.25 || !approxp(cl.MaxDispatchLagMs, 100) || !approxp(cl.P99DispatchLagMs, 99.01) {
 		t.Errorf("client = %v/%v/%v, want 2.25/100/99.01", cl.CPUSeconds, deref(cl.MaxDispatchLagMs), deref(cl.P99DispatchLagMs))
 	}

@@ -101,7 +101,7 @@ func (s Spec) Result(i int, phase string) *sender.Result {
 	r.FinishTime = submit + r.RequestLatency
 	r.PromptTokens = ip(1000)
 	r.CompletionTokens = ip(64)
-	r.DecodeSpeed = 128
+	r.DecodeSpeed = fp(128)
 	r.TokensPerChunk = fp(2)
 	switch {
 	case s.Unverified && i%10 == 5:
