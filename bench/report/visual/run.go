@@ -1,0 +1,314 @@
+package visual
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kvbench/kvbench/bench/metrics"
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
+	"github.com/kvbench/kvbench/bench/sender"
+)
+
+// MetricsFile is the engine's Prometheus samples of a run (spec/record.md).
+const MetricsFile = "metrics.jsonl"
+
+// Cache states in the order every chart and legend lists them.
+var cacheStates = []string{sender.StateCold, sender.StateReused, sender.StateUnverified}
+
+func stateIndex(s string) uint8 {
+	switch s {
+	case sender.StateCold:
+		return 0
+	case sender.StateReused:
+		return 1
+	}
+	return 2
+}
+
+// request is the part of one measured request the charts need; times are
+// seconds since the run's first measured submit. NaN stands for unknown.
+type request struct {
+	submit, first, finish float32
+	ttftMs, itlMs         float32
+	outTokens             int32
+	prompt, cached        int32 // -1 when not a valid count
+	expected, expectedLRU int32 // -1 when absent (not a trace replay)
+	state                 uint8 // index in cacheStates
+	ok                    bool
+}
+
+// hitSample is the engine's prefix-cache hit rate over one scrape
+// interval, at the interval's end (seconds since the run's first measured
+// submit).
+type hitSample struct{ t, rate float64 }
+
+// Run is one run folder as a report shows it.
+type Run struct {
+	ID, Dir string
+
+	Name, Workload, Model, EngineURL string
+	ToolVersion                      string
+	StartedAt, FinishedAt            string
+	Interrupted, Complete            bool
+	ExitCode                         int
+	// Delivered is the summary's load.delivered (nil when the run has no
+	// load block).
+	Delivered       *bool
+	DegradedReasons []string
+	Overloaded      bool
+	OverloadReasons []string
+	MergedFrom      []string
+	// Torn counts requests.jsonl lines skipped as unreadable.
+	Torn int
+
+	summary *node        // bench_summary.json; nil when absent or not an object
+	detail  *runs.Detail // the figures a comparison sets side by side
+	reqs    []request
+	hits    []hitSample
+	metrics bool // metrics.jsonl exists with at least one sample
+	trace   bool // some request carries expected_cached_tokens
+	start   float64
+}
+
+// Label is how a run is named in legends: its name, else its id.
+func (r *Run) Label() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.ID
+}
+
+// reqLine is the part of a requests.jsonl line a report reads.
+type reqLine struct {
+	RequestID        string   `json:"request_id"`
+	Phase            string   `json:"phase"`
+	Successful       bool     `json:"successful"`
+	SubmitTime       float64  `json:"submit_time"`
+	FirstTokenTime   *float64 `json:"first_token_time"`
+	FinishTime       float64  `json:"finish_time"`
+	TTFT             *float64 `json:"ttft_s"`
+	PromptTokens     *int64   `json:"prompt_tokens"`
+	CachedTokens     *int64   `json:"cached_tokens"`
+	CompletionTokens *int64   `json:"completion_tokens"`
+	Chunks           int64    `json:"chunks"`
+	CacheState       string   `json:"cache_state"`
+	ITLMeanMs        *float64 `json:"itl_mean_ms"`
+	Expected         *int64   `json:"expected_cached_tokens"`
+	ExpectedLRU      *int64   `json:"expected_cached_tokens_lru"`
+}
+
+// LoadRun reads one run folder. A folder without a summary (a crash) is
+// summarised from its requests.jsonl and marked incomplete.
+func LoadRun(dir string) (*Run, error) {
+	r := &Run{ID: filepath.Base(dir), Dir: dir}
+	for _, f := range []string{record.SummaryFile, record.RequestsFile, record.ConfigFile, MetricsFile} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("run %s: %s is %w", r.ID, f, errNotRegular)
+		}
+	}
+	if b, err := readSmall(filepath.Join(dir, record.SummaryFile)); err == nil {
+		if n, err := parseOrdered(b); err == nil && n.kind == 'o' {
+			r.summary = n
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	d, err := runs.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	r.detail = d
+	r.header()
+	if err := r.readRequests(); err != nil {
+		return nil, err
+	}
+	if err := r.readMetrics(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// header fills the header fields from the summary (or, for a run without
+// one, from what runs.Load worked out).
+func (r *Run) header() {
+	d := r.detail
+	r.Name, r.Workload, r.Model = d.Run.Name, d.Run.Workload, d.Run.Model
+	r.EngineURL = StripCredentials(d.Run.EngineURL)
+	r.Interrupted, r.Complete, r.ExitCode = d.Run.Interrupted, d.Run.Complete, d.Run.ExitCode
+	if d.Summary != nil {
+		r.ToolVersion = d.Summary.Tool.Version
+		r.StartedAt, r.FinishedAt = d.Summary.Run.StartedAt, d.Summary.Run.FinishedAt
+	}
+	s := r.summary
+	if s == nil {
+		return
+	}
+	if v, ok := s.get("load", "delivered").boolean(); ok {
+		r.Delivered = &v
+	}
+	r.DegradedReasons = s.get("load", "degraded_reasons").strings()
+	r.Overloaded, _ = s.get("client", "overloaded").boolean()
+	r.OverloadReasons = s.get("client", "overload_reasons").strings()
+	r.MergedFrom = s.get("run", "merged_from").strings()
+}
+
+// StripCredentials removes the user-info part and the query of a URL
+// (spec/cli.md: `http://user:pass@host` is shown as `http://host`). Text
+// that is not a URL with a host loses whatever stands before an '@'.
+func StripCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		if k := strings.LastIndexByte(raw, '@'); k >= 0 {
+			raw = raw[k+1:]
+		}
+		if k := strings.IndexByte(raw, '?'); k >= 0 {
+			raw = raw[:k]
+		}
+		return raw
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}
+
+func (r *Run) readRequests() error {
+	path := filepath.Join(r.Dir, record.RequestsFile)
+	var all []request
+	var abs []float64 // submit times, absolute, of all kept requests
+	first := math.Inf(1)
+	torn, err := eachLine(path, func(b []byte) {
+		var l reqLine
+		if json.Unmarshal(b, &l) != nil || l.RequestID == "" {
+			r.Torn++
+			return
+		}
+		if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
+			return
+		}
+		q := request{
+			ttftMs: nan32, itlMs: nan32, state: stateIndex(l.CacheState), ok: l.Successful,
+			prompt: count(l.PromptTokens), cached: count(l.CachedTokens),
+			expected: count(l.Expected), expectedLRU: count(l.ExpectedLRU),
+		}
+		if l.Expected != nil {
+			r.trace = true
+		}
+		if l.Successful && l.TTFT != nil && *l.TTFT >= 0 && !math.IsInf(*l.TTFT, 0) {
+			q.ttftMs = float32(*l.TTFT * 1000)
+		}
+		if l.ITLMeanMs != nil && *l.ITLMeanMs >= 0 {
+			q.itlMs = float32(*l.ITLMeanMs)
+		}
+		switch {
+		case l.CompletionTokens != nil && *l.CompletionTokens > 0:
+			q.outTokens = int32(min(*l.CompletionTokens, math.MaxInt32))
+		case l.Successful:
+			q.outTokens = int32(min(l.Chunks, math.MaxInt32))
+		}
+		// Times are stored relative to the first submit, found at the end.
+		abs = append(abs, l.SubmitTime)
+		ft := math.NaN()
+		if l.FirstTokenTime != nil {
+			ft = *l.FirstTokenTime - l.SubmitTime
+		}
+		q.first = float32(ft)
+		q.finish = float32(l.FinishTime - l.SubmitTime)
+		all = append(all, q)
+		if l.SubmitTime > 0 && l.SubmitTime < first {
+			first = l.SubmitTime
+		}
+	})
+	r.Torn += torn
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	if math.IsInf(first, 1) {
+		first = 0
+	}
+	r.start = first
+	for i := range all {
+		s := abs[i] - first
+		all[i].submit = float32(s)
+		all[i].first = float32(s) + all[i].first
+		all[i].finish = float32(s) + all[i].finish
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].submit < all[j].submit })
+	r.reqs = all
+	return nil
+}
+
+var nan32 = float32(math.NaN())
+
+// count is a valid token count (an integer >= 0) or -1.
+func count(p *int64) int32 {
+	if p == nil || *p < 0 {
+		return -1
+	}
+	return int32(min(*p, math.MaxInt32))
+}
+
+// readMetrics turns metrics.jsonl into the engine's hit rate per scrape
+// interval, from the first counter pair the scrapes carry.
+func (r *Run) readMetrics() error {
+	path := filepath.Join(r.Dir, MetricsFile)
+	var prev *metrics.Line
+	_, err := eachLine(path, func(b []byte) {
+		var l metrics.Line
+		if json.Unmarshal(b, &l) != nil || l.Metrics == nil {
+			return
+		}
+		r.metrics = true
+		if prev != nil {
+			if rate, ok := hitRate(prev.Metrics, l.Metrics); ok {
+				r.hits = append(r.hits, hitSample{t: l.Time - r.start, rate: rate})
+			}
+		}
+		prev = &l
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// hitRate is hits delta over queries delta between two scrapes, for the
+// first pair of metrics.HitRatePairs both carry; ok is false when no
+// pair is present or nothing was queried in between.
+func hitRate(a, b map[string]float64) (float64, bool) {
+	for _, p := range metrics.HitRatePairs {
+		ha, ok1 := a[p.Hits]
+		hb, ok2 := b[p.Hits]
+		if !ok1 || !ok2 {
+			continue
+		}
+		var dq float64
+		all := true
+		for _, q := range p.Queries {
+			qa, ok1 := a[q]
+			qb, ok2 := b[q]
+			if !ok1 || !ok2 {
+				all = false
+				break
+			}
+			dq += qb - qa
+		}
+		if !all {
+			continue
+		}
+		if dq <= 0 {
+			return 0, false
+		}
+		return math.Max(0, math.Min(1, (hb-ha)/dq)), true
+	}
+	return 0, false
+}

@@ -1,0 +1,194 @@
+package visual
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// SweepFile is a sweep folder's summary (spec/load.md).
+const SweepFile = "sweep.json"
+
+// SweepCell is one cell of sweep.json. Figures a cell could not measure
+// are null.
+type SweepCell struct {
+	Value            float64  `json:"value"`
+	RunID            string   `json:"run_id"`
+	TargetRate       *float64 `json:"target_rate"`
+	AchievedRate     *float64 `json:"achieved_rate"`
+	MeanConcurrency  *float64 `json:"mean_concurrency"`
+	Delivered        *bool    `json:"delivered"`
+	TotalRequests    *int     `json:"total_requests"`
+	FailedRequests   *int     `json:"failed_requests"`
+	P50TTFTms        *float64 `json:"p50_ttft_ms"`
+	P99TTFTms        *float64 `json:"p99_ttft_ms"`
+	MeanTPOTms       *float64 `json:"mean_tpot_ms"`
+	OutputThroughput *float64 `json:"output_throughput"`
+	HitRatio         *float64 `json:"hit_ratio"`
+	GoodFraction     *float64 `json:"good_fraction"`
+	GoodputRPS       *float64 `json:"goodput_rps"`
+}
+
+// Sweep is a sweep folder: sweep.json and, where they are there, its
+// cells' run folders.
+type Sweep struct {
+	ID, Dir string
+
+	Name, Dimension       string
+	ToolVersion           string
+	StartedAt, FinishedAt string
+	Interrupted           bool
+	Search                bool
+	GoodputTarget         *float64
+	Cells                 []SweepCell
+	// MaxValue is the search's result (nil without a search or a pass).
+	MaxValue, GoodFractionAtMax *float64
+
+	summary *node
+	// runs are the cells' run folders that could be read, in cell order.
+	runs []*Run
+}
+
+// Label is how a sweep is named in legends.
+func (s *Sweep) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.ID
+}
+
+// IsSweep reports whether dir is a sweep folder (it holds sweep.json).
+func IsSweep(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, SweepFile))
+	return err == nil
+}
+
+type sweepJSON struct {
+	Tool struct {
+		Version string `json:"version"`
+	} `json:"tool"`
+	Sweep struct {
+		ID            string   `json:"id"`
+		Name          string   `json:"name"`
+		StartedAt     string   `json:"started_at"`
+		FinishedAt    string   `json:"finished_at"`
+		Interrupted   bool     `json:"interrupted"`
+		Dimension     string   `json:"dimension"`
+		Search        any      `json:"search"`
+		GoodputTarget *float64 `json:"goodput_target"`
+	} `json:"sweep"`
+	Cells  []SweepCell `json:"cells"`
+	Result *struct {
+		MaxValue          *float64 `json:"max_value"`
+		GoodFractionAtMax *float64 `json:"good_fraction_at_max"`
+	} `json:"result"`
+}
+
+// LoadSweep reads a sweep folder's sweep.json and the run folders of its
+// cells (a cell whose folder is missing or unreadable is left out of the
+// per-cell charts, never fatal).
+func LoadSweep(dir string) (*Sweep, error) {
+	id := filepath.Base(dir)
+	b, err := readSmall(filepath.Join(dir, SweepFile))
+	if err != nil {
+		return nil, fmt.Errorf("sweep %s: %w", id, err)
+	}
+	var j sweepJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("sweep %s: %s: %w", id, SweepFile, err)
+	}
+	n, err := parseOrdered(b)
+	if err != nil {
+		return nil, fmt.Errorf("sweep %s: %s: %w", id, SweepFile, err)
+	}
+	s := &Sweep{
+		ID: id, Dir: dir, Name: j.Sweep.Name, Dimension: j.Sweep.Dimension,
+		ToolVersion: j.Tool.Version, StartedAt: j.Sweep.StartedAt, FinishedAt: j.Sweep.FinishedAt,
+		Interrupted: j.Sweep.Interrupted, GoodputTarget: j.Sweep.GoodputTarget,
+		Cells: j.Cells, summary: n,
+	}
+	switch v := j.Sweep.Search.(type) {
+	case bool:
+		s.Search = v
+	case map[string]any:
+		s.Search = true
+	}
+	if j.Sweep.ID != "" {
+		s.ID = j.Sweep.ID
+	}
+	if j.Result != nil {
+		s.MaxValue, s.GoodFractionAtMax = j.Result.MaxValue, j.Result.GoodFractionAtMax
+	}
+	cells := cellDirs(filepath.Join(dir, "cells"))
+	for _, c := range s.Cells {
+		d, ok := cells[c.RunID]
+		if !ok {
+			continue
+		}
+		if r, err := LoadRun(d); err == nil {
+			r.Name = cellLabel(s.Dimension, c.Value)
+			s.runs = append(s.runs, r)
+		}
+	}
+	return s, nil
+}
+
+// cellDirs maps the run ids found under cells/ (the folder name, and the
+// run id its summary records) to their folders.
+func cellDirs(cellsDir string) map[string]string {
+	out := map[string]string{}
+	entries, err := os.ReadDir(cellsDir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		d := filepath.Join(cellsDir, e.Name())
+		out[e.Name()] = d
+		if b, err := readSmall(filepath.Join(d, "bench_summary.json")); err == nil {
+			var s struct {
+				Run struct {
+					ID string `json:"id"`
+				} `json:"run"`
+			}
+			if json.Unmarshal(b, &s) == nil && s.Run.ID != "" {
+				if _, taken := out[s.Run.ID]; !taken {
+					out[s.Run.ID] = d
+				}
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+	}
+	return out
+}
+
+func cellLabel(dim string, v float64) string {
+	unit := "req/s"
+	if dim == "concurrency" {
+		unit = "in flight"
+	}
+	return strings.TrimSpace(fmtNum(v) + " " + unit)
+}
+
+// loadAxis is the sweep's x value of a cell: the achieved rate of a rate
+// sweep, the mean concurrency of a concurrency sweep; nil when unmeasured.
+func (s *Sweep) loadAxis(c SweepCell) *float64 {
+	if s.Dimension == "concurrency" {
+		return c.MeanConcurrency
+	}
+	return c.AchievedRate
+}
+
+func (s *Sweep) loadAxisLabel() string {
+	if s.Dimension == "concurrency" {
+		return "Achieved mean concurrency (requests in flight)"
+	}
+	return "Achieved request rate (req/s)"
+}

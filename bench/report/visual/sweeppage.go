@@ -1,0 +1,164 @@
+package visual
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// computedSummary is the summary runs.Load computed for a run without
+// bench_summary.json, as an ordered JSON value.
+func (x *Run) computedSummary() *node {
+	if x.detail == nil || x.detail.Summary == nil {
+		return nil
+	}
+	b, err := json.Marshal(x.detail.Summary)
+	if err != nil {
+		return nil
+	}
+	n, err := parseOrdered(b)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+func (r *Report) sweepPage(pg *page) {
+	ss := r.Sweeps
+	var ids []string
+	for _, s := range ss {
+		ids = append(ids, s.ID)
+	}
+	pg.Kind = "Sweep"
+	if len(ss) > 1 {
+		pg.Kind = "Sweep comparison"
+	}
+	pg.Title = "kvbench " + strings.ToLower(pg.Kind) + ": " + strings.Join(ids, " vs ")
+	pg.Version = ss[0].ToolVersion
+	h := table{ID: "header"}
+	if len(ss) > 1 {
+		h.Head = []string{""}
+	}
+	if len(ss) > 1 {
+		for i := range ss {
+			h.Head = append(h.Head, fmt.Sprintf("%s (%s)", string(rune('A'+i%26)), runLook(i).name))
+		}
+	}
+	type field struct {
+		label string
+		get   func(*Sweep) string
+	}
+	first := func(s *Sweep) *Run {
+		if len(s.runs) > 0 {
+			return s.runs[0]
+		}
+		return nil
+	}
+	fields := []field{
+		{"Sweep id", func(s *Sweep) string { return s.ID }},
+		{"Name", func(s *Sweep) string { return s.Name }},
+		{"Workload", func(s *Sweep) string {
+			if f := first(s); f != nil {
+				return f.Workload
+			}
+			return ""
+		}},
+		{"Model", func(s *Sweep) string {
+			if f := first(s); f != nil {
+				return f.Model
+			}
+			return ""
+		}},
+		{"Engine URL", func(s *Sweep) string {
+			if f := first(s); f != nil {
+				return f.EngineURL
+			}
+			return ""
+		}},
+		{"Tool version", func(s *Sweep) string { return s.ToolVersion }},
+		{"Started", func(s *Sweep) string { return s.StartedAt }},
+		{"Finished", func(s *Sweep) string { return s.FinishedAt }},
+		{"Dimension", func(s *Sweep) string { return s.Dimension }},
+		{"Cells", func(s *Sweep) string { return fmt.Sprintf("%d (%d run folders read)", len(s.Cells), len(s.runs)) }},
+		{"Status", func(s *Sweep) string {
+			if s.Interrupted {
+				return "interrupted"
+			}
+			return "finished"
+		}},
+		{"Delivered load", func(s *Sweep) string {
+			var bad []string
+			for _, c := range s.Cells {
+				if c.Delivered != nil && !*c.Delivered {
+					bad = append(bad, cellLabel(s.Dimension, c.Value))
+				}
+			}
+			if len(bad) == 0 {
+				return "every cell delivered its load"
+			}
+			return "NOT delivered in: " + strings.Join(bad, ", ")
+		}},
+		{"Client", func(s *Sweep) string {
+			var bad []string
+			for _, x := range s.runs {
+				if x.Overloaded {
+					bad = append(bad, x.Label())
+				}
+			}
+			if len(bad) == 0 {
+				return "not overloaded"
+			}
+			return "OVERLOADED in: " + strings.Join(bad, ", ")
+		}},
+		{"Capacity (search)", func(s *Sweep) string {
+			if s.MaxValue == nil {
+				if s.Search {
+					return "no value passed"
+				}
+				return "-"
+			}
+			g := "n/a"
+			if s.GoodFractionAtMax != nil {
+				g = fmtNum(*s.GoodFractionAtMax)
+			}
+			return fmt.Sprintf("%s (good fraction %s)", cellLabel(s.Dimension, *s.MaxValue), g)
+		}},
+	}
+	for _, f := range fields {
+		cells := []cell{{Text: f.label, Class: "label"}}
+		for _, s := range ss {
+			v := f.get(s)
+			if v == "" {
+				v = "-"
+			}
+			cells = append(cells, cell{Text: v})
+		}
+		h.Rows = append(h.Rows, cells)
+	}
+	pg.Header = h
+	for _, s := range ss {
+		for _, c := range s.Cells {
+			if c.Delivered != nil && !*c.Delivered {
+				pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s: cell %s did not deliver its load; its latencies understate what that load would cost.", s.ID, cellLabel(s.Dimension, c.Value)))
+			}
+		}
+		for _, x := range s.runs {
+			if x.Overloaded {
+				pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s: the client was overloaded in cell %s, latencies may be inflated.", s.ID, x.Label()))
+			}
+		}
+		if cells := s.summary.get("cells"); cells != nil && objectArray(cells) {
+			t := arrayTable("cells", cells)
+			t.Title = "Cells of " + s.ID
+			t.ID = "sweep-cells-" + s.ID
+			pg.Tables = append(pg.Tables, t)
+		}
+		var rest []table
+		for i, k := range s.summary.keys {
+			if k == "sweep" || k == "result" {
+				rest = append(rest, blockTables(k, s.summary.vals[i])...)
+			}
+		}
+		pg.Runs = append(pg.Runs, runSummary{ID: s.ID, Open: len(ss) == 1, Tables: rest})
+	}
+}
