@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -163,7 +164,13 @@ func New(p *Prepared) (*Runner, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rec, err := record.Create(outDir, p.Config.Workload(), p.Config.String("name"), now())
+	// A shard's folder says which shard it is, so the shards of one run
+	// written to one volume in the same second get telling names.
+	folderName := p.Config.String("name")
+	if sh := p.Config.Shard(); sh.Sharded() {
+		folderName = strings.TrimPrefix(fmt.Sprintf("%s-shard-%d-of-%d", record.Sanitize(folderName), sh.Index, sh.Count), "-")
+	}
+	rec, err := record.Create(outDir, p.Config.Workload(), folderName, now())
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
 	}
@@ -462,38 +469,20 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	}
 	blocks := r.stats.Final(stats.ClientInfo{CPUSeconds: stats.ProcessCPU().Seconds()})
 
-	code := 0
-	switch {
-	case interrupted:
-		code = 130
-	case blocks.Results.FailedRequests > 0 || outcome.Failed || runErr != nil:
-		code = 1
-	}
-	sum := &record.Summary{
-		SchemaVersion: 1,
-		Config:        r.prep.Config.SummaryConfig(r.prep.DisplayURL(), r.rec.Dir()),
-		Results:       blocks.Results,
-		Cache:         blocks.Cache,
-		Latency:       blocks.Latency,
-		Client:        blocks.Client,
-		Workload:      outcome.Block,
-	}
+	sum := summarise(r.prep.Config, r.prep.DisplayURL(), r.rec.Dir(), blocks, outcome, record.RunInfo{
+		ID:          r.rec.ID(),
+		Name:        r.prep.Config.String("name"),
+		StartedAt:   startedAt.UTC().Format(time.RFC3339),
+		FinishedAt:  time.Now().UTC().Format(time.RFC3339),
+		Interrupted: interrupted,
+	}, runErr != nil)
+	code := sum.Run.ExitCode
 	if server != nil {
 		sum.ServerMetrics = server
 	}
 	if b := r.prep.Config.ShardBlock(); b != nil {
 		sum.Shard = b
 		sum.StartSkewMs = r.startSkewMs()
-	}
-	sum.Tool.Name = "kvbench"
-	sum.Tool.Version = Version
-	sum.Run = record.RunInfo{
-		ID:          r.rec.ID(),
-		Name:        r.prep.Config.String("name"),
-		StartedAt:   startedAt.UTC().Format(time.RFC3339),
-		FinishedAt:  time.Now().UTC().Format(time.RFC3339),
-		Interrupted: interrupted,
-		ExitCode:    code,
 	}
 	if err := r.rec.WriteSummary(sum); err != nil {
 		r.logf(true, "cannot write bench_summary.json: %v", err)
@@ -509,6 +498,34 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	r.mu.Unlock()
 	r.emit(Event{Kind: RunFinished, Summary: sum, ExitCode: code, Sections: outcome.Sections, Reasons: outcome.Reasons})
 	return sum, code
+}
+
+// summarise is bench_summary.json from what a run's request records
+// gave: the collector's blocks and the workload's outcome. A run and the
+// merge of a sharded run's folders both build their summary here, so the
+// figures mean the same in both. The exit code follows spec/cli.md.
+func summarise(cfg *config.Config, engineURL, dir string, blocks stats.Blocks, outcome workload.Outcome, run record.RunInfo, runFailed bool) *record.Summary {
+	switch {
+	case run.Interrupted:
+		run.ExitCode = 130
+	case blocks.Results.FailedRequests > 0 || outcome.Failed || runFailed:
+		run.ExitCode = 1
+	default:
+		run.ExitCode = 0
+	}
+	sum := &record.Summary{
+		SchemaVersion: record.SchemaVersion,
+		Run:           run,
+		Config:        cfg.SummaryConfig(engineURL, dir),
+		Results:       blocks.Results,
+		Cache:         blocks.Cache,
+		Latency:       blocks.Latency,
+		Client:        blocks.Client,
+		Workload:      outcome.Block,
+	}
+	sum.Tool.Name = "kvbench"
+	sum.Tool.Version = Version
+	return sum
 }
 
 // noteClientLag keeps the largest dispatch lag the client caused.

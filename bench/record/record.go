@@ -174,6 +174,27 @@ func (w *Writer) Append(r *sender.Result) error {
 	return nil
 }
 
+// AppendLines adds complete requests.jsonl lines (each ending in a
+// newline) as they are, in one write: a merge copies the shards' lines
+// byte for byte.
+func (w *Writer) AppendLines(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if b[len(b)-1] != '\n' {
+		return fmt.Errorf("append to %s: a line without its newline", filepath.Join(w.dir, RequestsFile))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.req == nil {
+		return fmt.Errorf("append to %s: writer closed", filepath.Join(w.dir, RequestsFile))
+	}
+	if _, err := w.req.Write(b); err != nil {
+		return fmt.Errorf("append to %s: %w", w.req.Name(), err)
+	}
+	return nil
+}
+
 // lineBufs holds the buffers Append encodes lines into.
 var lineBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 

@@ -85,7 +85,7 @@ type ShardInfo struct {
 	Failed           int      `json:"failed"`
 	AchievedRate     *float64 `json:"achieved_rate"`
 	StartSkewMs      *float64 `json:"start_skew_ms"`
-	ClientCPUSeconds float64  `json:"client_cpu_seconds"`
+	ClientCPUSeconds *float64 `json:"client_cpu_seconds"`
 	Delivered        *bool    `json:"delivered"`
 }
 

@@ -152,6 +152,7 @@ func Sections(s *record.Summary) []Section {
 	if s.Run.Interrupted {
 		cfg = append(cfg, Row{"Interrupted", "yes"})
 	}
+	cfg = append(cfg, shardRows(s)...)
 
 	cache := []Row{
 		{"Cold requests", Int(c.Cold)},
@@ -362,4 +363,33 @@ func configInt(cfg any, key string) string {
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return NA
+}
+
+// shardRows say how a run was split: the shard a run was, or the shards a
+// merged run was made of, with the largest start skew next to the
+// figures (shard clocks are assumed NTP-synchronised).
+func shardRows(s *record.Summary) []Row {
+	var rows []Row
+	switch {
+	case len(s.Shards) > 0:
+		v := Int(len(s.Shards))
+		if s.Partial {
+			v += " (partial)"
+		}
+		rows = append(rows, Row{"Shards merged", v})
+	case s.Shard != nil:
+		i, _ := record.Field(s.Shard, "index")
+		n, _ := record.Field(s.Shard, "count")
+		if n != nil && fmt.Sprint(n) != "1" {
+			rows = append(rows, Row{"Shard", fmt.Sprintf("%v/%v", i, n)})
+		}
+	}
+	if s.StartSkewMs != nil {
+		label := "Start skew (ms)"
+		if len(s.Shards) > 0 {
+			label = "Largest start skew (ms)"
+		}
+		rows = append(rows, Row{label, OptFloat(s.StartSkewMs)})
+	}
+	return rows
 }

@@ -1,0 +1,616 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
+	"github.com/kvbench/kvbench/bench/workload"
+	"github.com/kvbench/kvbench/config"
+)
+
+// MergeOptions say which shard folders to merge and where the merged run
+// goes.
+type MergeOptions struct {
+	Dirs []string
+	// OutputDir is where the merged run folder is created; "" is the runs
+	// directory.
+	OutputDir string
+	// Name labels the merged run; "" keeps the shards' run name.
+	Name string
+	// AllowPartial merges a set with missing shards (marked partial).
+	AllowPartial bool
+	// Now names the merged folder; nil is time.Now.
+	Now func() time.Time
+	// Logf receives warnings (a shard without a summary, torn lines).
+	Logf func(format string, args ...any)
+}
+
+// Merged is the result of a merge.
+type Merged struct {
+	Dir      string
+	Summary  *record.Summary
+	Sections []report.Section // the workload's rows, for the text summary
+	Reasons  []string
+}
+
+// maxRecordLine is the longest requests.jsonl line a reader accepts (the
+// SSE line limit); a longer one is a torn tail.
+const maxRecordLine = sender.DefaultMaxLineBytes
+
+// maxConfigBytes bounds a config.json or summary read during a merge.
+const maxConfigBytes = 16 << 20
+
+// shardFolder is one folder given to merge.
+type shardFolder struct {
+	dir, id string
+	index   int
+	count   int
+	startAt string
+	keys    []string                   // config.json keys in order
+	values  map[string]json.RawMessage // compacted values; "shard" without its index
+	summary *record.Summary            // nil when the shard wrote none
+
+	file    *os.File
+	info    record.ShardInfo
+	corrupt int
+}
+
+// indexEntry locates one request line of a shard: merged lines are
+// ordered by submit time, then shard, then position.
+type indexEntry struct {
+	submit float64
+	off    int64
+	length int32
+	shard  int32
+}
+
+// Merge turns the folders of a sharded run into one ordinary run folder
+// (spec/scale-out.md): it checks the folders are the shards of one run,
+// writes every request line ordered by submit time, and recomputes the
+// summary from the merged lines with the code a single run uses.
+// Problems with the set of folders are *UsageError.
+func Merge(o MergeOptions) (*Merged, error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	shards, missing, err := readShardSet(o.Dirs, o.AllowPartial)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, s := range shards {
+			if s.file != nil {
+				s.file.Close()
+			}
+		}
+	}()
+	cfg := config.Default()
+	if err := cfg.LoadJSON(filepath.Join(shards[0].dir, record.ConfigFile)); err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("merge: %s: %v", shards[0].dir, err)}
+	}
+
+	// The index: where each line is, by submit time. 24 bytes a request;
+	// the lines themselves stay on disk.
+	var index []indexEntry
+	for i, s := range shards {
+		entries, err := indexShard(s, int32(i))
+		if err != nil {
+			return nil, err
+		}
+		if s.corrupt > 0 {
+			logf("%s: %d unreadable line(s) of %s skipped", s.dir, s.corrupt, record.RequestsFile)
+		}
+		if s.summary == nil {
+			logf("%s has no %s (the shard did not finish): merged from its lines, marked interrupted", s.dir, record.SummaryFile)
+		}
+		index = append(index, entries...)
+	}
+	sort.Slice(index, func(a, b int) bool {
+		x, y := index[a], index[b]
+		if x.submit != y.submit {
+			return x.submit < y.submit
+		}
+		if x.shard != y.shard {
+			return x.shard < y.shard
+		}
+		return x.off < y.off
+	})
+
+	name := o.Name
+	if name == "" && shards[0].summary != nil {
+		name = shards[0].summary.Run.Name
+	}
+	rec, err := record.Create(o.OutputDir, cfg.Workload(), name, now())
+	if err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
+	}
+	defer rec.Close()
+	if err := rec.WriteConfig(rawJSON(cfg.ExportJSON())); err != nil {
+		return nil, &WriteError{Err: err}
+	}
+
+	// The workload's outcome is rebuilt from the lines, as the run built
+	// it: same workload, same Observe, the whole run's config.
+	wl, werr := workload.New(workload.Params{
+		Config: cfg, TokensPerGB: cfg.Int("tokens_per_gb_kvcache"), Seed: int64(cfg.Int("seed")),
+		Endpoint: sender.Endpoint(cfg.String("endpoint")),
+	})
+	obs, _ := wl.(workload.Observer)
+	if werr != nil || obs == nil {
+		logf("the %s block cannot be rebuilt from the lines of %s: it is left null", "workload", cfg.Workload())
+	}
+	collector := stats.New()
+	if err := writeMerged(rec, shards, index, func(r *sender.Result) {
+		collector.Add(r)
+		if obs != nil {
+			obs.Observe(r)
+		}
+	}); err != nil {
+		return nil, &WriteError{Err: err}
+	}
+	index = nil
+
+	cpu := 0.0
+	run := record.RunInfo{ID: rec.ID(), Name: name}
+	var first, last time.Time
+	var ids []string
+	var skew *float64
+	engines := map[string]bool{}
+	var engineList []string
+	var infos []record.ShardInfo
+	for _, s := range shards {
+		ids = append(ids, s.id)
+		infos = append(infos, s.info)
+		if s.info.ClientCPUSeconds != nil {
+			cpu += *s.info.ClientCPUSeconds
+		}
+		if v := s.info.StartSkewMs; v != nil && (skew == nil || *v > *skew) {
+			skew = v
+		}
+		if s.summary == nil {
+			run.Interrupted = true
+			continue
+		}
+		run.Interrupted = run.Interrupted || s.summary.Run.Interrupted
+		if t := s.summary.Run.StartedTime(); !t.IsZero() && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+		if t := s.summary.Run.FinishedTime(); t.After(last) {
+			last = t
+		}
+		if u, _ := record.Field(s.summary.Config, "engine_url"); u != nil {
+			if us, ok := u.(string); ok && !engines[us] {
+				engines[us] = true
+				engineList = append(engineList, us)
+			}
+		}
+	}
+	if !first.IsZero() {
+		run.StartedAt = first.UTC().Format(time.RFC3339)
+	}
+	if !last.IsZero() {
+		run.FinishedAt = last.UTC().Format(time.RFC3339)
+	}
+	run.MergedFrom = &ids
+
+	blocks := collector.Final(stats.ClientInfo{CPUSeconds: cpu})
+	var outcome workload.Outcome
+	if obs != nil {
+		if sc, ok := wl.(workload.ShardCounter); ok {
+			for _, s := range shards {
+				if s.summary == nil {
+					continue
+				}
+				if b, ok := s.summary.Workload.(json.RawMessage); ok {
+					if err := sc.AddShardBlock(b); err != nil {
+						logf("%s: workload block: %v", s.dir, err)
+					}
+				}
+			}
+		}
+		outcome = wl.Outcome()
+	}
+	sum := summarise(cfg, strings.Join(engineList, ","), rec.Dir(), blocks, outcome, run, false)
+	sum.StartSkewMs = skew
+	sum.Shards = infos
+	sum.Partial = len(missing) > 0
+	if err := rec.WriteSummary(sum); err != nil {
+		return nil, &WriteError{Err: err}
+	}
+	if err := rec.WriteCSV(); err != nil {
+		return nil, &WriteError{Err: err}
+	}
+	if err := rec.Close(); err != nil {
+		return nil, &WriteError{Err: err}
+	}
+	return &Merged{Dir: rec.Dir(), Summary: sum, Sections: outcome.Sections, Reasons: outcome.Reasons}, nil
+}
+
+// WriteError is a run record that could not be written completely (exit
+// code 4).
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// readShardSet reads each folder's config.json and summary and checks the
+// folders are the shards of one run: the same config but for the shard
+// index, every index 0..N-1 once (missing ones allowed with
+// allowPartial). Shards come back ordered by index, with the indexes
+// missing.
+func readShardSet(dirs []string, allowPartial bool) ([]*shardFolder, []int, error) {
+	if len(dirs) == 0 {
+		return nil, nil, &UsageError{Err: errors.New("merge: name the shard folders to merge")}
+	}
+	var shards []*shardFolder
+	for _, dir := range dirs {
+		s, err := readShardFolder(dir)
+		if err != nil {
+			return nil, nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
+		}
+		shards = append(shards, s)
+	}
+	ref := shards[0]
+	for _, s := range shards[1:] {
+		if key := firstDifference(ref, s); key != "" {
+			return nil, nil, &UsageError{Err: fmt.Errorf("merge: %s and %s are not shards of one run: config key %s differs (%s vs %s)",
+				ref.dir, s.dir, key, shown(ref.values[key]), shown(s.values[key]))}
+		}
+	}
+	slices.SortStableFunc(shards, func(a, b *shardFolder) int { return a.index - b.index })
+	byIndex := map[int][]string{}
+	for _, s := range shards {
+		byIndex[s.index] = append(byIndex[s.index], s.dir)
+	}
+	var problems []string
+	var missing []int
+	for i := 0; i < ref.count; i++ {
+		switch d := byIndex[i]; {
+		case len(d) == 0:
+			missing = append(missing, i)
+		case len(d) > 1:
+			problems = append(problems, fmt.Sprintf("shard %d of %d is given %d times (%s)", i, ref.count, len(d), strings.Join(d, ", ")))
+		}
+	}
+	if len(missing) > 0 && !allowPartial {
+		problems = append(problems, fmt.Sprintf("missing shard(s) %s of %d; merge what is there with --allow-partial", joinInts(missing), ref.count))
+	}
+	if len(problems) > 0 {
+		return nil, nil, &UsageError{Err: fmt.Errorf("merge: %s", strings.Join(problems, "; "))}
+	}
+	return shards, missing, nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func shown(v json.RawMessage) string {
+	if v == nil {
+		return "absent"
+	}
+	const most = 60
+	if len(v) > most {
+		return string(v[:most]) + "..."
+	}
+	return string(v)
+}
+
+// firstDifference is the first config key (in a's order, then b's) whose
+// value differs between two shard folders; "" when they agree.
+func firstDifference(a, b *shardFolder) string {
+	for _, k := range a.keys {
+		if !bytes.Equal(a.values[k], b.values[k]) {
+			if k == "shard" {
+				return shardKeyDifference(a, b)
+			}
+			return k
+		}
+	}
+	for _, k := range b.keys {
+		if _, ok := a.values[k]; !ok {
+			return k
+		}
+	}
+	return ""
+}
+
+func shardKeyDifference(a, b *shardFolder) string {
+	switch {
+	case a.count != b.count:
+		return "shard.count"
+	case a.startAt != b.startAt:
+		return "shard.start_at"
+	}
+	return "shard"
+}
+
+// readShardFolder reads what merge needs of one folder before its lines.
+func readShardFolder(dir string) (*shardFolder, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", dir, unwrapPath(err))
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a run folder", dir)
+	}
+	raw, err := readRegular(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a shard folder: %v", dir, err)
+	}
+	s := &shardFolder{dir: dir, id: filepath.Base(filepath.Clean(dir)), values: map[string]json.RawMessage{}}
+	if s.keys, err = orderedObject(raw, s.values); err != nil {
+		return nil, fmt.Errorf("%s: %s is not a JSON object: %v", dir, record.ConfigFile, err)
+	}
+	block, ok := s.values["shard"]
+	if !ok {
+		return nil, fmt.Errorf("%s is not a shard folder: its %s has no shard block (run the shards with --shard I/N)", dir, record.ConfigFile)
+	}
+	var sb struct {
+		Index *int    `json:"index"`
+		Count *int    `json:"count"`
+		At    *string `json:"start_at"`
+	}
+	if err := json.Unmarshal(block, &sb); err != nil || sb.Index == nil || sb.Count == nil || *sb.Count < 1 || *sb.Index < 0 || *sb.Index >= *sb.Count {
+		return nil, fmt.Errorf("%s: the shard block of %s is not {index, count, start_at} with 0 <= index < count", dir, record.ConfigFile)
+	}
+	s.index, s.count = *sb.Index, *sb.Count
+	if sb.At != nil {
+		s.startAt = *sb.At
+	}
+	// The folders must agree on everything but the index.
+	rest, _ := json.Marshal(map[string]any{"count": s.count, "start_at": sb.At})
+	s.values["shard"] = rest
+	s.info.Index = s.index
+	s.info.RunID = s.id
+	raw, err = readRegular(filepath.Join(dir, record.SummaryFile), maxConfigBytes)
+	if err == nil {
+		if sum, err := record.ReadSummary(dir); err == nil {
+			s.summary = sum
+		}
+	}
+	if s.summary != nil {
+		cpu := s.summary.Client.CPUSeconds
+		s.info.ClientCPUSeconds = &cpu
+		// The shard's own proof of delivered load, when it has one.
+		load, _ := record.Field(json.RawMessage(raw), "load")
+		if v, _ := record.Field(load, "delivered"); v != nil {
+			if b, isBool := v.(bool); isBool {
+				s.info.Delivered = &b
+			}
+		}
+	}
+	return s, nil
+}
+
+// orderedObject reads a JSON object's keys in order, with each value
+// compacted into values.
+func orderedObject(raw []byte, values map[string]json.RawMessage) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("want an object")
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, v); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+		values[k] = c.Bytes()
+	}
+	return keys, nil
+}
+
+// readRegular reads a regular file of at most limit bytes; a FIFO, a
+// device or a symlink loop is refused without blocking on it.
+func readRegular(path string, limit int64) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %v", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+func openRegular(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, unwrapPath(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, unwrapPath(err))
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// indexLine is what the index pass reads of a line.
+type indexLine struct {
+	RequestID  string  `json:"request_id"`
+	Phase      string  `json:"phase"`
+	Successful bool    `json:"successful"`
+	SubmitTime float64 `json:"submit_time"`
+}
+
+// indexShard opens a shard's requests.jsonl, indexes its lines and fills
+// the shard's figures of the `shards` block. A shard folder without the
+// file merges as a shard that sent nothing.
+func indexShard(s *shardFolder, shard int32) ([]indexEntry, error) {
+	path := filepath.Join(s.dir, record.RequestsFile)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
+	}
+	s.file = f
+	var out []indexEntry
+	var firstSubmit, lastSubmit float64
+	var startAt float64
+	if t, err := time.Parse(time.RFC3339Nano, s.startAt); err == nil {
+		startAt = float64(t.UnixNano()) / 1e9
+	}
+	s.corrupt, err = scanLines(f, func(off int64, line []byte) bool {
+		var l indexLine
+		if json.Unmarshal(line, &l) != nil || l.RequestID == "" {
+			return false
+		}
+		out = append(out, indexEntry{submit: l.SubmitTime, off: off, length: int32(len(line)), shard: shard})
+		if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
+			return true
+		}
+		s.info.Requests++
+		if !l.Successful {
+			s.info.Failed++
+		}
+		if firstSubmit == 0 || l.SubmitTime < firstSubmit {
+			firstSubmit = l.SubmitTime
+		}
+		lastSubmit = max(lastSubmit, l.SubmitTime)
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("merge: read %s: %v", path, err)
+	}
+	if span := lastSubmit - firstSubmit; s.info.Requests >= 2 && span > 0 {
+		r := float64(s.info.Requests) / span
+		s.info.AchievedRate = &r
+	}
+	if startAt > 0 && firstSubmit > 0 {
+		ms := (firstSubmit - startAt) * 1000
+		s.info.StartSkewMs = &ms
+	}
+	return out, nil
+}
+
+// scanLines reads a requests.jsonl the way every reader of a record must
+// (spec/record.md): lines up to the SSE limit, a NUL or an oversized
+// line ending the file as a torn tail. fn gets each non-blank line
+// (trailing newline removed) and its offset and says whether it was a
+// request; corrupt counts the lines that were not, the torn tail
+// included.
+func scanLines(f *os.File, fn func(off int64, line []byte) bool) (corrupt int, err error) {
+	br := bufio.NewReaderSize(f, 64<<10)
+	var long []byte
+	var off int64
+	for {
+		line, rerr := br.ReadSlice('\n')
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			if len(long)+len(line) > maxRecordLine {
+				return corrupt + 1, nil
+			}
+			long = append(long, line...)
+			continue
+		}
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return corrupt, rerr
+		}
+		if len(long) > 0 {
+			long = append(long, line...)
+			line, long = long, long[:0]
+		}
+		n := int64(len(line))
+		if len(line) > maxRecordLine || bytes.IndexByte(line, 0) >= 0 {
+			return corrupt + 1, nil
+		}
+		content := bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(content)) > 0 && !fn(off, content) {
+			corrupt++
+		}
+		off += n
+		if rerr != nil {
+			return corrupt, nil
+		}
+	}
+}
+
+// writeMerged copies every indexed line, in index order, into the merged
+// requests.jsonl and hands each, decoded, to add.
+func writeMerged(rec *record.Writer, shards []*shardFolder, index []indexEntry, add func(*sender.Result)) error {
+	var batch bytes.Buffer
+	var line []byte
+	for _, e := range index {
+		if cap(line) < int(e.length) {
+			line = make([]byte, e.length)
+		}
+		line = line[:e.length]
+		s := shards[e.shard]
+		if _, err := s.file.ReadAt(line, e.off); err != nil {
+			return fmt.Errorf("read %s: %v", filepath.Join(s.dir, record.RequestsFile), err)
+		}
+		var r sender.Result
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(s.dir, record.RequestsFile), e.off)
+		}
+		add(&r)
+		batch.Write(line)
+		batch.WriteByte('\n')
+		if batch.Len() >= 256<<10 {
+			if err := rec.AppendLines(batch.Bytes()); err != nil {
+				return err
+			}
+			batch.Reset()
+		}
+	}
+	return rec.AppendLines(batch.Bytes())
+}
