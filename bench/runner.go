@@ -23,6 +23,7 @@ import (
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/bench/workload"
+	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/config"
 )
 
@@ -67,6 +68,9 @@ type Event struct {
 	// RunFinished
 	Summary  *record.Summary
 	ExitCode int
+	// RecordError says what the run record lacks when it could not be
+	// written completely (exit code 4); empty otherwise.
+	RecordError string
 	Sections []report.Section
 	Reasons  []string
 }
@@ -128,6 +132,9 @@ type Runner struct {
 	reqCtx    context.Context
 	reqCancel context.CancelFunc
 	appendErr atomic.Int64
+	// stopDispatch ends the workload's dispatch (a failed record write);
+	// requests in flight still finish.
+	stopDispatch context.CancelFunc
 
 	monitorEvery time.Duration // CPU and overload sampling period (tests shorten it)
 	clientLagMs  atomic.Uint64 // max dispatch lag not caused by the workload (float64 bits)
@@ -154,6 +161,9 @@ func New(p *Prepared) (*Runner, error) {
 		Shard:       p.Config.Shard(),
 	})
 	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if err := checkDescriptors(p); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	outDir := p.Config.String("output_dir")
@@ -220,6 +230,31 @@ func New(p *Prepared) (*Runner, error) {
 		r.metricsURL, r.metricsFile = u, f
 	}
 	return r, nil
+}
+
+// fdHeadroom is what a run needs besides one descriptor per stream: the
+// record's files and their reserve, metrics, the terminal, DNS.
+const fdHeadroom = 32
+
+// checkDescriptors raises the soft RLIMIT_NOFILE to the hard limit and
+// refuses a planned concurrency that would still not fit, instead of
+// failing mid-run with "too many open files".
+func checkDescriptors(p *Prepared) error {
+	streams, flag := workload.PlannedStreams(p.Config)
+	limit := raiseFDLimit()
+	if streams <= 0 || limit <= 0 {
+		return nil
+	}
+	per, why := 1, "one socket per stream"
+	if p.builtin != nil {
+		per, why = 2, "two per stream with the built-in engine in this process"
+	}
+	need := openFDs() + streams*per + fdHeadroom
+	if need <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s %d: %d concurrent streams need about %d file descriptors (%s), but this process may open %d: raise the limit (ulimit -n %d) or lower %s",
+		flag, streams, streams, need, why, limit, need, flag)
 }
 
 // rawJSON lets the record writer store pre-rendered JSON as is.
@@ -319,10 +354,16 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 		}
 		r.mu.Unlock()
 	}
-	if err := r.rec.Append(&res); err != nil && r.appendErr.Add(1) == 1 {
-		r.logf(true, "cannot append to requests.jsonl: %v", err)
+	// The summary counts what the record holds: a request whose line
+	// could not be written is left out of both.
+	if err := r.rec.Append(&res); err != nil {
+		if r.appendErr.Add(1) == 1 {
+			r.logf(true, "cannot append to requests.jsonl: %v; no new request is sent", err)
+			r.stopDispatch()
+		}
+	} else {
+		r.stats.Add(&res)
 	}
-	r.stats.Add(&res)
 	r.phaseDone.Add(1)
 	out := res
 	out.RoundGapsMs = nil
@@ -444,7 +485,10 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 		Logf:  func(f string, a ...any) { r.logf(false, f, a...) },
 		Now:   r.now,
 	}
-	runErr := r.wl.Run(ctx, env)
+	wctx, stopDispatch := context.WithCancel(ctx)
+	defer stopDispatch()
+	r.stopDispatch = stopDispatch
+	runErr := r.wl.Run(wctx, env)
 	stopGrace()
 	close(stopMonitor)
 	<-monitorDone
@@ -469,6 +513,20 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	}
 	blocks := r.stats.Final(stats.ClientInfo{CPUSeconds: stats.ProcessCPU().Seconds()})
 
+	// Idle connections go before the record's last files are written.
+	r.client.Close()
+	var missing []string
+	if lost, err := r.rec.Failed(); err != nil {
+		missing = append(missing, fmt.Sprintf("requests.jsonl holds %d complete lines and lacks %d finished request(s) (%v)",
+			r.rec.Lines(), lost, errs.Root(err)))
+	}
+	if !r.prep.Config.Bool("no_csv") {
+		if err := r.rec.WriteCSV(); err != nil {
+			r.logf(true, "cannot write bench_results.csv: %v", err)
+			missing = append(missing, fmt.Sprintf("bench_results.csv was not written (%v)", errs.Root(err)))
+		}
+	}
+
 	sum := summarise(r.prep.Config, r.prep.DisplayURL(), r.rec.Dir(), blocks, outcome, record.RunInfo{
 		ID:          r.rec.ID(),
 		Name:        r.prep.Config.String("name"),
@@ -476,6 +534,9 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 		FinishedAt:  time.Now().UTC().Format(time.RFC3339),
 		Interrupted: interrupted,
 	}, runErr != nil)
+	if len(missing) > 0 {
+		sum.Run.ExitCode = 4
+	}
 	code := sum.Run.ExitCode
 	if server != nil {
 		sum.ServerMetrics = server
@@ -486,17 +547,22 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	}
 	if err := r.rec.WriteSummary(sum); err != nil {
 		r.logf(true, "cannot write bench_summary.json: %v", err)
+		missing = append(missing, fmt.Sprintf("bench_summary.json was not written (%v)", errs.Root(err)))
+		code, sum.Run.ExitCode = 4, 4
 	}
-	if !r.prep.Config.Bool("no_csv") {
-		if err := r.rec.WriteCSV(); err != nil {
-			r.logf(true, "cannot write bench_results.csv: %v", err)
-		}
+	if err := r.rec.Close(); err != nil && len(missing) == 0 {
+		missing = append(missing, fmt.Sprintf("requests.jsonl may not be on disk (%v)", errs.Root(err)))
+		code, sum.Run.ExitCode = 4, 4
 	}
-	r.rec.Close()
+	recordErr := ""
+	if len(missing) > 0 {
+		recordErr = "the run record in " + r.rec.Dir() + " is incomplete: " + strings.Join(missing, "; ")
+		r.logf(true, "%s", recordErr)
+	}
 	r.mu.Lock()
 	r.finished = true
 	r.mu.Unlock()
-	r.emit(Event{Kind: RunFinished, Summary: sum, ExitCode: code, Sections: outcome.Sections, Reasons: outcome.Reasons})
+	r.emit(Event{Kind: RunFinished, Summary: sum, ExitCode: code, Sections: outcome.Sections, Reasons: outcome.Reasons, RecordError: recordErr})
 	return sum, code
 }
 

@@ -45,6 +45,10 @@ func Headless(ctx context.Context, r *bench.Runner, o HeadlessOptions) int {
 			fmt.Fprintf(o.Stderr, "kvbench: write summary: %v\n", err)
 		}
 	}
+	if fin.RecordError != "" {
+		// Said even with -q: the exit code alone does not say what is missing.
+		fmt.Fprintf(o.Stderr, "kvbench: %s\n", fin.RecordError)
+	}
 	if !o.Quiet {
 		fmt.Fprintf(o.Stderr, "kvbench: run record in %s\n", r.Dir())
 	}

@@ -36,6 +36,7 @@ var CSVHeader = []string{
 // columns is an empty field. Quoting is minimal and lines end in CRLF,
 // the csv module's defaults.
 func (w *Writer) WriteCSV() error {
+	w.release()
 	return writeAtomicFunc(filepath.Join(w.dir, CSVFile), func(out io.Writer) error {
 		var buf bytes.Buffer
 		row := make([]string, 0, len(CSVHeader))

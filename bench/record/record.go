@@ -51,9 +51,40 @@ func RunsDir() string {
 type Writer struct {
 	dir, id string
 
-	mu  sync.Mutex
-	req *os.File // requests.jsonl, nil once closed
+	mu      sync.Mutex
+	req     lineFile // requests.jsonl, nil once closed
+	size    int64    // end of the last complete line
+	written int      // lines written
+	failed  error    // the first failed write; no line is written after it
+	lost    int      // lines not written because of failed
+	// reserve holds descriptors opened with the folder and released just
+	// before the summary and CSV are written, so those never compete
+	// with sockets for the last descriptors.
+	reserve []*os.File
+	// spare is a file of disk space held back the same way, so that a
+	// disk filled by requests.jsonl still takes the summary.
+	spare string
 }
+
+// SpareFile holds disk space for the summary in a run folder until the
+// end of the run (a folder of a killed run may keep it).
+const SpareFile = ".kvbench-spare"
+
+// spareBytes is the disk space held back: a summary is a few KB.
+const spareBytes = 64 << 10
+
+// lineFile is what Append needs of requests.jsonl (tests inject faults).
+type lineFile interface {
+	Write([]byte) (int, error)
+	Truncate(int64) error
+	Sync() error
+	Close() error
+	Name() string
+}
+
+// reservedFDs is how many descriptors a Writer holds back: the summary's
+// and the CSV's temporary files and requests.jsonl read for the CSV.
+const reservedFDs = 3
 
 // maxNameLen bounds the sanitised run name in the folder name.
 const maxNameLen = 64
@@ -128,7 +159,22 @@ func Create(outputDir, workload, name string, started time.Time) (*Writer, error
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", filepath.Join(dir, RequestsFile), err)
 		}
-		return &Writer{dir: dir, id: id, req: f}, nil
+		w := &Writer{dir: dir, id: id, req: f}
+		for range reservedFDs {
+			r, err := os.Open(os.DevNull)
+			if err != nil {
+				w.release()
+				f.Close()
+				return nil, fmt.Errorf("reserve file descriptors for %s: %w", dir, err)
+			}
+			w.reserve = append(w.reserve, r)
+		}
+		// Best effort: a disk too full for the spare is full anyway.
+		w.spare = filepath.Join(dir, SpareFile)
+		if err := os.WriteFile(w.spare, make([]byte, spareBytes), 0o600); err != nil {
+			os.Remove(w.spare)
+		}
+		return w, nil
 	}
 }
 
@@ -147,7 +193,37 @@ func (w *Writer) WriteConfig(v any) error {
 // WriteSummary writes bench_summary.json atomically; it may be called
 // again (e.g. once on interrupt, once at the end).
 func (w *Writer) WriteSummary(s *Summary) error {
+	w.release()
 	return writeJSON(filepath.Join(w.dir, SummaryFile), s)
+}
+
+// release gives back the reserved descriptors.
+func (w *Writer) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range w.reserve {
+		f.Close()
+	}
+	w.reserve = nil
+	if w.spare != "" {
+		os.Remove(w.spare)
+		w.spare = ""
+	}
+}
+
+// Failed is the error that stopped requests.jsonl, nil while every line
+// was written; lost is how many lines were not written since.
+func (w *Writer) Failed() (lost int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lost, w.failed
+}
+
+// Lines is the number of lines written to requests.jsonl.
+func (w *Writer) Lines() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.written
 }
 
 // Append adds r as one line of requests.jsonl. The line goes to the
@@ -168,9 +244,69 @@ func (w *Writer) Append(r *sender.Result) error {
 	if w.req == nil {
 		return fmt.Errorf("append to %s: writer closed", filepath.Join(w.dir, RequestsFile))
 	}
-	if _, err := w.req.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("append to %s: %w", w.req.Name(), err)
+	if w.failed != nil {
+		w.lost++
+		return w.failed
 	}
+	n, err := w.req.Write(buf.Bytes())
+	if err == nil && n < buf.Len() {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		// Cut a partial line off, so the file stays valid line by line
+		// and nothing later is fused with it; write nothing more.
+		if n > 0 {
+			if terr := w.req.Truncate(w.size); terr != nil {
+				err = fmt.Errorf("%w (and truncating the partial line: %v)", err, terr)
+			}
+		}
+		w.failed = fmt.Errorf("append to %s: %w", w.req.Name(), err)
+		w.lost++
+		return w.failed
+	}
+	w.size += int64(n)
+	w.written++
+	return nil
+}
+
+// FailWritesAfter makes requests.jsonl refuse writes with err once it
+// holds limit bytes, writing the part of a line that still fits as a
+// full disk would: for fault drills and tests.
+func (w *Writer) FailWritesAfter(limit int64, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if f, ok := w.req.(*os.File); ok {
+		w.req = &faultyFile{File: f, limit: limit, err: err, size: w.size}
+	}
+}
+
+// faultyFile is a file that fills up at limit bytes.
+type faultyFile struct {
+	*os.File
+	limit, size int64
+	err         error
+}
+
+func (f *faultyFile) Write(b []byte) (int, error) {
+	room := f.limit - f.size
+	if room >= int64(len(b)) {
+		n, err := f.File.Write(b)
+		f.size += int64(n)
+		return n, err
+	}
+	n := 0
+	if room > 0 {
+		n, _ = f.File.Write(b[:room])
+		f.size += int64(n)
+	}
+	return n, f.err
+}
+
+func (f *faultyFile) Truncate(size int64) error {
+	if err := f.File.Truncate(size); err != nil {
+		return err
+	}
+	f.size = size
 	return nil
 }
 
@@ -214,6 +350,14 @@ func (w *Writer) Close() error {
 	}
 	f := w.req
 	w.req = nil
+	for _, r := range w.reserve {
+		r.Close()
+	}
+	w.reserve = nil
+	if w.spare != "" {
+		os.Remove(w.spare)
+		w.spare = ""
+	}
 	serr := f.Sync()
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", f.Name(), err)

@@ -134,3 +134,35 @@ func physicalMemory() float64 {
 	}
 	return fallback
 }
+
+// PlannedStreams is the most requests the workload will have in flight
+// at once, as its settings plan it, and the flag that sets it; 0 when the
+// arrivals decide (multi-round-chat sends at a rate, so its concurrency
+// is not planned). A --max-concurrency cap, where there is one, applies.
+func PlannedStreams(c *config.Config) (int, string) {
+	var n int
+	var flag string
+	switch c.Workload() {
+	case config.RandomPrefill:
+		n, flag = c.Int("rp_num_requests"), "--rp-num-requests"
+	case config.LongDocQA:
+		n, flag = c.Int("ldqa_num_inflight_requests"), "--ldqa-num-inflight-requests"
+	case config.LongDocPermutator:
+		n, flag = c.Int("ldp_num_inflight_requests"), "--ldp-num-inflight-requests"
+	case config.CacheProbe:
+		n, flag = c.Int("cp_streams"), "--cp-streams"
+	case config.ConcurrentExactness:
+		for _, l := range c.IntList("ce_levels") {
+			n = max(n, l)
+		}
+		flag = "--ce-levels"
+	case config.PrefixSuffixTuner:
+		n = 1
+	}
+	if f, ok := config.Lookup("max_concurrency"); ok && f.Kind == config.Int && n > 0 {
+		if m := c.Int("max_concurrency"); m > 0 && m < n {
+			n, flag = m, "--max-concurrency"
+		}
+	}
+	return n, flag
+}
