@@ -1,7 +1,8 @@
 // Package app is kvbench's full-screen front-end: the root bubbletea
-// model, screen routing, global keys, help and size. The command line
-// calls the entry points below on a terminal; headless mode never builds
-// a program.
+// model (model.go: the screen stack, global keys, help, size), the router
+// (router.go: every screen and the intent that opens it) and the entry
+// points below, which the command line calls on a terminal. Headless
+// mode never builds a program.
 package app
 
 import (
@@ -18,7 +19,6 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/screens/form"
 	"github.com/kvbench/kvbench/screens/home"
 	"github.com/kvbench/kvbench/screens/run"
 	"github.com/kvbench/kvbench/theme"
@@ -70,7 +70,8 @@ func RunHome(ctx context.Context) int {
 // leaves before a run finished).
 func RunGuided(ctx context.Context, cfg *config.Config) int {
 	c := newCommon()
-	m := newModel(c, form.NewGuided(c, cfg))
+	first, _ := route(c, common.OpenForm{Config: cfg, Guided: true})
+	m := newModel(c, first)
 	m.noRunCode = 130
 	return execute(ctx, m)
 }
@@ -96,9 +97,18 @@ func RunLive(ctx context.Context, r *bench.Runner) int {
 	return s.Wait()
 }
 
-// RunScreen runs the application starting on the screen build returns
-// (`kvbench results`, `kvbench compare`).
-func RunScreen(ctx context.Context, build func(*common.Common) common.Screen) int {
+// Open runs the application starting on the screen an intent asks for
+// (`kvbench results` opens the explorer or one run, `kvbench compare` the
+// comparison), over runsDir when it is set.
+func Open(ctx context.Context, runsDir string, i common.Intent) int {
 	c := newCommon()
-	return execute(ctx, newModel(c, build(c)))
+	if runsDir != "" {
+		c.RunsDir = runsDir
+	}
+	first, _ := route(c, i)
+	if first == nil {
+		fmt.Fprintf(os.Stderr, "kvbench: no screen for %T\n", i)
+		return 1
+	}
+	return execute(ctx, newModel(c, first))
 }

@@ -50,14 +50,14 @@ func checkFits(t *testing.T, out string, w, h int) {
 }
 
 // press delivers a key and the screen routing its command asks for
-// (a push, pop or replace), the way the program would.
+// (a push, pop or an intent), the way the program would.
 func press(m *model, k string) {
 	_, cmd := m.Update(screentest.Key(k))
 	if cmd == nil {
 		return
 	}
 	switch msg := cmd().(type) {
-	case common.PushMsg, common.PopMsg, common.ReplaceMsg:
+	case common.PushMsg, common.PopMsg, common.Intent:
 		m.Update(msg)
 	}
 }

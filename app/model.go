@@ -134,25 +134,18 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 
-	case common.PushMsg:
-		if msg.Screen == nil {
-			return m, nil
+	case common.Intent:
+		s, replace := route(m.common, msg)
+		if replace {
+			return m.replace(s)
 		}
-		m.stack = append(m.stack, msg.Screen)
-		m.sizeScreen(msg.Screen)
-		return m, msg.Screen.Init()
+		return m.push(s)
+
+	case common.PushMsg:
+		return m.push(msg.Screen)
 
 	case common.PopMsg:
 		return m.pop()
-
-	case common.ReplaceMsg:
-		if msg.Screen == nil {
-			return m, nil
-		}
-		m.stack[len(m.stack)-1] = msg.Screen
-		m.status, m.statusErr = "", false
-		m.sizeScreen(msg.Screen)
-		return m, msg.Screen.Init()
 
 	case common.StatusMsg:
 		m.status, m.statusErr = msg.Text, msg.Err
@@ -218,6 +211,27 @@ func (m *model) updateTop(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.stack[i] = sc
 	}
 	return m, cmd
+}
+
+func (m *model) push(s common.Screen) (tea.Model, tea.Cmd) {
+	if s == nil {
+		return m, nil
+	}
+	m.stack = append(m.stack, s)
+	m.sizeScreen(s)
+	return m, s.Init()
+}
+
+// replace swaps the top screen for s (a prepared run's live screen takes
+// the form's place).
+func (m *model) replace(s common.Screen) (tea.Model, tea.Cmd) {
+	if s == nil {
+		return m, nil
+	}
+	m.stack[len(m.stack)-1] = s
+	m.status, m.statusErr = "", false
+	m.sizeScreen(s)
+	return m, s.Init()
 }
 
 func (m *model) pop() (tea.Model, tea.Cmd) {

@@ -6,7 +6,6 @@ import (
 	"github.com/kvbench/kvbench/app"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/screens/compare"
 )
 
 // NewCompareCommand is `kvbench compare RUN_A RUN_B`.
@@ -38,12 +37,9 @@ with --no-interactive, or without a terminal, it is printed as plain text.`,
 				dirs[i] = dir
 			}
 			if !noInteractive && IsTTY() {
-				return exitCode(app.RunScreen(cmd.Context(), func(c *common.Common) common.Screen {
-					c.RunsDir = runsDir
-					return compare.New(c, dirs[0], dirs[1])
-				}))
+				return exitCode(app.Open(cmd.Context(), runsDir, common.OpenCompare{A: dirs[0], B: dirs[1]}))
 			}
-			cmp, err := compare.Load(runsDir, dirs[0], dirs[1])
+			cmp, err := runs.CompareNamed(runsDir, dirs[0], dirs[1])
 			if err != nil {
 				return err
 			}

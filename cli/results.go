@@ -15,10 +15,6 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/screens/results"
-
-	// The explorer opens compare through common.NewCompare.
-	_ "github.com/kvbench/kvbench/screens/compare"
 )
 
 func init() { extraCommands = append(extraCommands, NewResultsCommand, NewCompareCommand) }
@@ -60,17 +56,11 @@ summarised from the requests it recorded.`,
 				dirs = append(dirs, dir)
 			}
 			if !noInteractive && format == "text" && IsTTY() {
-				return exitCode(app.RunScreen(cmd.Context(), func(c *common.Common) common.Screen {
-					c.RunsDir = runsDir
-					if len(dirs) == 1 {
-						return results.NewDetail(c, dirs[0])
-					}
-					l := results.New(c)
-					if len(dirs) > 1 {
-						l.Only(dirs...)
-					}
-					return l
-				}))
+				var open common.Intent = common.OpenResults{Only: dirs}
+				if len(dirs) == 1 {
+					open = common.OpenRunDetail{Dir: dirs[0]}
+				}
+				return exitCode(app.Open(cmd.Context(), runsDir, open))
 			}
 			var list []runs.Run
 			if len(dirs) > 0 {

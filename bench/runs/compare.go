@@ -471,3 +471,19 @@ func statusNote(r *Run) string {
 	}
 	return ""
 }
+
+// CompareNamed resolves two runs named by id (in runsDir) or path, reads
+// them and compares B against A.
+func CompareNamed(runsDir, a, b string) (*Comparison, error) {
+	var ds [2]*Detail
+	for i, name := range []string{a, b} {
+		dir, err := Resolve(runsDir, name)
+		if err != nil {
+			return nil, err
+		}
+		if ds[i], err = Load(dir); err != nil {
+			return nil, err
+		}
+	}
+	return Compare(ds[0], ds[1]), nil
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -46,9 +45,6 @@ type PushMsg struct{ Screen Screen }
 // PopMsg removes the top screen; popping the last one quits.
 type PopMsg struct{}
 
-// ReplaceMsg swaps the top screen for another.
-type ReplaceMsg struct{ Screen Screen }
-
 // StatusMsg sets the status line.
 type StatusMsg struct {
 	Text string
@@ -66,20 +62,3 @@ func Failure(err error) tea.Cmd {
 	return func() tea.Msg { return StatusMsg{Text: err.Error(), Err: true} }
 }
 func Quit(code int) tea.Cmd { return func() tea.Msg { return QuitMsg{Code: code} } }
-
-// Constructors of screens that live in packages the home or the run
-// screen cannot import without a cycle; each package sets its own in
-// init. Nil means the screen is not available.
-var (
-	// NewResults opens the results explorer.
-	NewResults func(c *Common) Screen
-	// NewCompare compares two runs named by id or path.
-	NewCompare func(c *Common, a, b string) Screen
-	// NewRunDetail opens one run of the explorer.
-	NewRunDetail func(c *Common, runDir string) Screen
-	// NewDoctor checks an engine (`kvbench doctor`), the URL prefilled.
-	NewDoctor func(c *Common, engineURL string) Screen
-	// NewForm opens the config form prefilled with cfg (a new run from a
-	// past run's config, or a profile).
-	NewForm func(c *Common, cfg *config.Config) Screen
-)

@@ -18,10 +18,6 @@ import (
 	"github.com/kvbench/kvbench/theme"
 )
 
-func init() {
-	common.NewCompare = func(c *common.Common, a, b string) common.Screen { return New(c, a, b) }
-}
-
 type keys struct {
 	common.ScrollKeys
 	Swap, Back key.Binding
@@ -60,25 +56,10 @@ type loadedMsg struct {
 	err error
 }
 
-// Load resolves and reads both runs.
-func Load(runsDir, a, b string) (*runs.Comparison, error) {
-	var ds [2]*runs.Detail
-	for i, name := range []string{a, b} {
-		dir, err := runs.Resolve(runsDir, name)
-		if err != nil {
-			return nil, err
-		}
-		if ds[i], err = runs.Load(dir); err != nil {
-			return nil, err
-		}
-	}
-	return runs.Compare(ds[0], ds[1]), nil
-}
-
 func (s *Screen) Init() tea.Cmd {
 	dir, a, b := s.c.RunsDir, s.a, s.b
 	return func() tea.Msg {
-		cmp, err := Load(dir, a, b)
+		cmp, err := runs.CompareNamed(dir, a, b)
 		return loadedMsg{to: s, cmp: cmp, err: err}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	"github.com/kvbench/kvbench/screens/compare"
 	"github.com/kvbench/kvbench/screens/screentest"
@@ -38,7 +39,7 @@ func TestVerdictColours(t *testing.T) {
 	a := runstest.Write(t, dir, runstest.Spec{Name: "a", Started: t0, Requests: 20, Summary: true})
 	b := runstest.Write(t, dir, runstest.Spec{Name: "b", Started: t0.Add(time.Hour), Requests: 20, BaseTTFTms: 40,
 		FailEvery: 10, Summary: true})
-	cmp, err := compare.Load(dir, a, b)
+	cmp, err := runs.CompareNamed(dir, a, b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,6 @@ import (
 	"github.com/kvbench/kvbench/screens/run"
 )
 
-func init() {
-	common.NewForm = func(c *common.Common, cfg *config.Config) common.Screen { return New(c, cfg) }
-}
-
 type stage int
 
 const (
@@ -415,11 +411,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.stage, m.notice, m.failed = stageSummary, msg.Err.Error(), true
 			return m, common.Failure(msg.Err)
 		}
-		if msg.Runner.Prepared().ModelErr != nil {
-			m.notice = "cannot auto-detect the model: " + msg.Runner.Prepared().ModelErr.Error()
-		}
-		next := run.New(m.c, msg.Runner)
-		return m, func() tea.Msg { return common.ReplaceMsg{Screen: next} }
+		return m, common.Open(common.OpenRun{Runner: msg.Runner})
 	case exportedMsg:
 		if msg.form != m {
 			return m, nil
@@ -535,10 +527,10 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 	case 4:
 		// The doctor checks the engine this form names, before GPU
 		// hours are spent on a run it cannot report on.
-		if common.NewDoctor == nil || m.cfg == nil {
+		if m.cfg == nil {
 			return nil
 		}
-		return common.Push(common.NewDoctor(m.c, m.cfg.String("engine_url")))
+		return common.Open(common.OpenDoctor{URL: m.cfg.String("engine_url")})
 	}
 	return nil
 }

@@ -40,10 +40,6 @@ type doctorKeys struct {
 	Back, Again, Up, Down key.Binding
 }
 
-func init() {
-	common.NewDoctor = func(c *common.Common, engineURL string) common.Screen { return NewDoctor(c, engineURL) }
-}
-
 // NewDoctor opens the doctor, the engine URL prefilled (builtin when
 // empty).
 func NewDoctor(c *common.Common, engineURL string) *Doctor {

@@ -195,7 +195,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			return m, common.Failure(msg.err)
 		}
-		return m, common.Push(form.New(m.c, msg.cfg))
+		return m, common.Open(common.OpenForm{Config: msg.cfg})
 	case deletedMsg:
 		if msg.home != m {
 			return m, nil
@@ -228,10 +228,10 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(k, m.keys.Enter):
 		return m.open(m.selected())
-	case key.Matches(k, m.keys.Results) && common.NewResults != nil:
-		return common.Push(common.NewResults(m.c))
+	case key.Matches(k, m.keys.Results):
+		return common.Open(common.OpenResults{})
 	case key.Matches(k, m.keys.Doctor):
-		return common.Push(NewDoctor(m.c, ""))
+		return common.Open(common.OpenDoctor{})
 	case key.Matches(k, m.keys.Delete):
 		it := m.selected()
 		if it.kind != itemProfile {
@@ -255,7 +255,7 @@ func (m *Model) open(it item) tea.Cmd {
 	case itemWorkload:
 		cfg := config.Default()
 		cfg.SetString("workload", config.Workloads[it.index])
-		return common.Push(form.New(m.c, cfg))
+		return common.Open(common.OpenForm{Config: cfg})
 	case itemProfile:
 		name, dir := m.profiles[it.index].Name, m.c.ConfigDir
 		return func() tea.Msg {
@@ -263,10 +263,7 @@ func (m *Model) open(it item) tea.Cmd {
 			return profileMsg{home: m, name: name, cfg: cfg, err: err}
 		}
 	case itemRun:
-		if common.NewRunDetail != nil {
-			return common.Push(common.NewRunDetail(m.c, m.runs[it.index].Dir))
-		}
-		return common.Status("the results explorer is not available in this build")
+		return common.Open(common.OpenRunDetail{Dir: m.runs[it.index].Dir})
 	}
 	return nil
 }
@@ -283,11 +280,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	case itemRun:
 		enter.SetHelp("enter", "open run")
 	}
-	b := []key.Binding{m.keys.Up, m.keys.Down, enter}
-	if common.NewResults != nil {
-		b = append(b, m.keys.Results)
-	}
-	b = append(b, m.keys.Doctor)
+	b := []key.Binding{m.keys.Up, m.keys.Down, enter, m.keys.Results, m.keys.Doctor}
 	if m.selected().kind == itemProfile {
 		b = append(b, m.keys.Delete)
 	}

@@ -42,11 +42,8 @@ func openForm(c *common.Common, msg configMsg) tea.Cmd {
 	switch {
 	case msg.err != nil:
 		return common.Failure(fmt.Errorf("cannot load the run's config: %w", msg.err))
-	case common.NewForm == nil:
-		return common.Failure(fmt.Errorf("the run form is not available here; run: kvbench run --config %s --engine-url URL",
-			filepath.Join(msg.dir, record.ConfigFile)))
 	}
-	return common.Push(common.NewForm(c, msg.cfg))
+	return common.Open(common.OpenForm{Config: msg.cfg})
 }
 
 // DefaultExportName is the file a run's config is exported to unless

@@ -49,8 +49,8 @@ func fixtureRuns(t testing.TB) string {
 }
 
 // drive runs cmd and every command its messages lead to, synchronously,
-// feeding the messages to m. Messages for the root (push, pop, status)
-// are returned instead.
+// feeding the messages to m. Messages for the root (push, pop, status,
+// intents) are returned instead.
 func drive(t testing.TB, m tea.Model, cmd tea.Cmd) (tea.Model, []tea.Msg) {
 	t.Helper()
 	var root []tea.Msg
@@ -66,7 +66,7 @@ func drive(t testing.TB, m tea.Model, cmd tea.Cmd) (tea.Model, []tea.Msg) {
 		case nil:
 		case tea.BatchMsg:
 			queue = append(queue, msg...)
-		case common.PushMsg, common.PopMsg, common.StatusMsg, common.ReplaceMsg, common.QuitMsg:
+		case common.PushMsg, common.PopMsg, common.StatusMsg, common.Intent, common.QuitMsg:
 			root = append(root, msg)
 		default:
 			var next tea.Cmd

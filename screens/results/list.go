@@ -23,11 +23,6 @@ import (
 	"github.com/kvbench/kvbench/screens/common"
 )
 
-func init() {
-	common.NewResults = func(c *common.Common) common.Screen { return New(c) }
-	common.NewRunDetail = func(c *common.Common, dir string) common.Screen { return NewDetail(c, dir) }
-}
-
 type listKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom     key.Binding
 	Open, Mark, Compare, Sort, Reverse, Filter  key.Binding
@@ -407,10 +402,7 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		default:
 			return l.status("mark two runs with space, then press c")
 		}
-		if common.NewCompare == nil {
-			return l.fail(fmt.Errorf("compare is not available"))
-		}
-		return common.Push(common.NewCompare(l.c, a, b))
+		return common.Open(common.OpenCompare{A: a, B: b})
 	case key.Matches(msg, k.Delete):
 		if r == nil {
 			return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
+	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/compare"
 	"github.com/kvbench/kvbench/screens/results"
@@ -179,12 +180,16 @@ func TestMarkAndCompare(t *testing.T) {
 	}
 	m, root = press(t, m, "c")
 	if len(root) != 1 {
-		t.Fatalf("compare pushed %v", root)
+		t.Fatalf("compare asked for %v", root)
 	}
-	cs, ok := root[0].(common.PushMsg).Screen.(*compare.Screen)
+	open, ok := root[0].(common.OpenCompare)
 	if !ok {
-		t.Fatalf("pushed %T", root[0].(common.PushMsg).Screen)
+		t.Fatalf("c sent %T, want common.OpenCompare", root[0])
 	}
+	if !strings.HasSuffix(open.A, "stopped") || !strings.HasSuffix(open.B, "slow") {
+		t.Fatalf("compare asked for %+v", open)
+	}
+	cs := compare.New(newCommon(dir, 140, 44), open.A, open.B)
 	cm, _ := drive(t, cs, cs.Init())
 	c := cm.(*compare.Screen).Comparison()
 	if c == nil || c.A.Run.Name != "stopped" || c.B.Run.Name != "slow" {
@@ -328,14 +333,23 @@ func TestFlowDeleteAndExport(t *testing.T) {
 	}
 }
 
-func TestNewRunWithoutForm(t *testing.T) {
+// n asks for the form prefilled with the run's config.json.
+func TestNewRunOpensForm(t *testing.T) {
 	dir := fixtureRuns(t)
 	l := openList(t, dir, 140, 45)
-	prev := common.NewForm
-	common.NewForm = nil
-	defer func() { common.NewForm = prev }()
 	_, root := press(t, l, "n")
-	if len(root) != 1 || !root[0].(common.StatusMsg).Err || !strings.Contains(root[0].(common.StatusMsg).Text, "--config") {
-		t.Errorf("no form: %v", root)
+	if len(root) != 1 {
+		t.Fatalf("n sent %v", root)
+	}
+	open, ok := root[0].(common.OpenForm)
+	if !ok || open.Config == nil || open.Guided {
+		t.Fatalf("n sent %#v, want common.OpenForm with a config", root[0])
+	}
+	want := config.Default()
+	if err := want.LoadJSON(filepath.Join(runDir(t, dir, "killed"), "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	if got, exp := string(open.Config.ExportJSON()), string(want.ExportJSON()); got != exp {
+		t.Errorf("form config:\n%s\nwant the run's:\n%s", got, exp)
 	}
 }

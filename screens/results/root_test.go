@@ -6,10 +6,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/compare"
+	"github.com/kvbench/kvbench/screens/results"
 )
 
 // testRoot is a minimal stand-in for the application's root: a stack of
-// screens, q pops (unless a text input has focus or the screen keeps q),
+// screens, the two intents the explorer's flows use routed as app does, q pops (unless a text input has focus or the screen keeps q),
 // ctrl+c quits, messages that are not keys reach every screen, and the
 // status line is kept for assertions.
 type testRoot struct {
@@ -49,9 +51,11 @@ func (m *testRoot) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m.updateTop(msg)
 	case common.PushMsg:
-		msg.Screen.SetSize(m.c.Width, m.c.Height)
-		m.stack = append(m.stack, msg.Screen)
-		return m, msg.Screen.Init()
+		return m.push(msg.Screen)
+	case common.OpenRunDetail:
+		return m.push(results.NewDetail(m.c, msg.Dir))
+	case common.OpenCompare:
+		return m.push(compare.New(m.c, msg.A, msg.B))
 	case common.PopMsg:
 		return m.pop()
 	case common.StatusMsg:
@@ -67,6 +71,12 @@ func (m *testRoot) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, cmd)
 	}
 	return m, tea.Batch(cmds...)
+}
+
+func (m *testRoot) push(s common.Screen) (tea.Model, tea.Cmd) {
+	s.SetSize(m.c.Width, m.c.Height)
+	m.stack = append(m.stack, s)
+	return m, s.Init()
 }
 
 func (m *testRoot) updateTop(msg tea.Msg) (tea.Model, tea.Cmd) {

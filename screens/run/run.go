@@ -97,7 +97,11 @@ type Model struct {
 
 // New builds the screen for a prepared runner.
 func New(c *common.Common, r *bench.Runner) *Model {
-	return NewFromSource(c, r, InfoOf(r))
+	m := NewFromSource(c, r, InfoOf(r))
+	if err := r.Prepared().ModelErr; err != nil {
+		m.log.add(logLine{at: c.Now(), kind: logWarn, text: "cannot auto-detect the model: " + err.Error()})
+	}
+	return m
 }
 
 // NewFromSource builds the screen over any source (tests script one).
@@ -267,8 +271,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.err = msg.Err.Error()
 			return m, common.Failure(msg.Err)
 		}
-		next := New(m.c, msg.Runner)
-		return m, func() tea.Msg { return common.ReplaceMsg{Screen: next} }
+		return m, common.Open(common.OpenRun{Runner: msg.Runner})
 
 	case tea.KeyMsg:
 		return m, m.onKey(msg)
@@ -293,8 +296,8 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Focus):
 		m.logFocus = !m.logFocus
 		return nil
-	case m.finished && key.Matches(k, m.keys.Open) && common.NewRunDetail != nil && m.info.Dir != "":
-		return common.Push(common.NewRunDetail(m.c, m.info.Dir))
+	case m.finished && key.Matches(k, m.keys.Open) && m.info.Dir != "":
+		return common.Open(common.OpenRunDetail{Dir: m.info.Dir})
 	case m.finished && key.Matches(k, m.keys.Again) && m.info.Config != nil && !m.preparing:
 		m.preparing = true
 		m.err = ""
@@ -449,7 +452,7 @@ func (m *Model) Typing() bool  { return false }
 func (m *Model) ShortHelp() []key.Binding {
 	if m.finished {
 		b := []key.Binding{}
-		if common.NewRunDetail != nil && m.info.Dir != "" {
+		if m.info.Dir != "" {
 			b = append(b, m.keys.Open)
 		}
 		if m.info.Config != nil {

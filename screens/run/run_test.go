@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,10 @@ import (
 	"github.com/kvbench/kvbench/theme"
 )
 
-func init() { screentest.PinColors() }
+func TestMain(m *testing.M) {
+	screentest.PinColors()
+	os.Exit(m.Run())
+}
 
 var t0 = screentest.Now
 

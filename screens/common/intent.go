@@ -1,0 +1,49 @@
+package common
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/config"
+)
+
+// An Intent says which screen a screen wants next ("open this run",
+// "compare these two"); the application's router (app/router.go) builds
+// it and puts it on the stack. Screens never construct one another, so
+// no screen package needs to import another to navigate to it.
+type Intent interface{ intent() }
+
+// OpenResults opens the results explorer; Only, when set, limits it to
+// those run folders.
+type OpenResults struct{ Only []string }
+
+// OpenRunDetail opens one run (a folder of the runs directory) in detail.
+type OpenRunDetail struct{ Dir string }
+
+// OpenCompare compares run B against run A, each named by id or path.
+type OpenCompare struct{ A, B string }
+
+// OpenForm opens the config form prefilled with Config (defaults when
+// nil); Guided asks what Config is missing first.
+type OpenForm struct {
+	Config *config.Config
+	Guided bool
+}
+
+// OpenDoctor checks an engine, URL prefilled (builtin when empty).
+type OpenDoctor struct{ URL string }
+
+// OpenRun hands a prepared runner to a live run screen, which replaces
+// the screen that prepared it (the form, or the finished run's screen
+// for "run again").
+type OpenRun struct{ Runner *bench.Runner }
+
+func (OpenResults) intent()   {}
+func (OpenRunDetail) intent() {}
+func (OpenCompare) intent()   {}
+func (OpenForm) intent()      {}
+func (OpenDoctor) intent()    {}
+func (OpenRun) intent()       {}
+
+// Open returns the command that sends an intent to the router.
+func Open(i Intent) tea.Cmd { return func() tea.Msg { return i } }
