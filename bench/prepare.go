@@ -26,9 +26,12 @@ type Prepared struct {
 	Config      *config.Config
 	EngineURL   string // normalised, ends in /v1
 	TokensPerGB int
-	// ModelErr is set when the model could not be auto-detected (the run
-	// goes on and records the failures).
+	// ModelErr is set when the model could not be auto-detected with
+	// --no-preflight (the run goes on and records the failures).
 	ModelErr error
+	// PreflightErr is the failed preflight (an *EngineError, exit 3):
+	// New refuses to start the run.
+	PreflightErr error
 	// Now is the runner's clock; nil means time.Now.
 	Now func() time.Time
 
@@ -80,7 +83,10 @@ func (p *Prepared) Close() {
 // validates the config, starts the built-in engine for `builtin`, reads
 // the API key, auto-detects the model and resolves tokens-per-GB. The
 // config is updated in place with the resolved model and tokens-per-GB.
-// Configuration problems are *UsageError (exit 2).
+// Unless --no-preflight, the engine must answer GET /v1/models and list
+// the model (Preflight); a failure is kept in PreflightErr and returned
+// by New before the run folder exists. Configuration problems are
+// *UsageError (exit 2).
 func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &UsageError{Err: err}
@@ -128,7 +134,17 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	}
 	p.EngineURL = u
 
-	if cfg.String("model") == "" {
+	if !cfg.Bool("no_preflight") {
+		// The preflight's answer is kept for New: the workload's own
+		// settings are checked first (exit 2 before exit 3).
+		ml, err := Preflight(ctx, PreflightOptions{BaseURL: u, Model: p.RequestModel(), APIKey: p.apiKey, UserInfo: p.user})
+		switch {
+		case err != nil:
+			p.PreflightErr = err
+		case cfg.String("model") == "":
+			cfg.Set("model", ml.Model)
+		}
+	} else if cfg.String("model") == "" {
 		c := sender.New(sender.Options{BaseURL: u, APIKey: p.apiKey, UserInfo: p.user, RequestTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
 		mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		ids, err := c.Models(mctx)

@@ -150,8 +150,9 @@ type Runner struct {
 	firstSubmit float64         // first measured submit, Unix seconds (guarded by mu)
 }
 
-// New builds the workload (validating its settings), creates the run
-// folder and writes config.json. Nothing is sent yet.
+// New builds the workload (validating its settings), returns a failed
+// preflight (*EngineError), creates the run folder and writes
+// config.json. Nothing is sent yet.
 func New(p *Prepared) (*Runner, error) {
 	wl, err := workload.New(workload.Params{
 		Config:      p.Config,
@@ -165,6 +166,9 @@ func New(p *Prepared) (*Runner, error) {
 	}
 	if err := checkDescriptors(p); err != nil {
 		return nil, &UsageError{Err: err}
+	}
+	if p.PreflightErr != nil {
+		return nil, p.PreflightErr
 	}
 	outDir := p.Config.String("output_dir")
 	if outDir == "" {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/term"
+
+	"github.com/kvbench/kvbench/bench"
 )
 
 // ExitCode is an error that carries a process exit code; its message has
@@ -42,6 +44,9 @@ func Code(err error) (int, string) {
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return 2, oneLine(ue.Error())
+	}
+	if bench.IsEngineUnavailable(err) {
+		return 3, oneLine(err.Error())
 	}
 	msg := err.Error()
 	// cobra's own flag and argument errors are usage errors.

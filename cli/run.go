@@ -93,6 +93,9 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 	}
 	if exportFile != "" {
 		defer p.Close()
+		if p.PreflightErr != nil && cfg.String("model") == "" {
+			fmt.Fprintf(stderr, "kvbench: cannot auto-detect the model: %v\n", p.PreflightErr)
+		}
 		if err := config.WriteFileAtomic(exportFile, cfg.ExportJSON(), 0o644); err != nil {
 			return &UsageError{Err: fmt.Errorf("--export-config %s: %v", exportFile, err)}
 		}

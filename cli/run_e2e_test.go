@@ -247,23 +247,59 @@ func TestRunFailedRequestsExit1(t *testing.T) {
 	}
 }
 
-func TestRunUnreachableEngine(t *testing.T) {
+// A dead engine, an unknown model or an unresolvable host fail the
+// preflight: exit 3, one line naming the URL and the cause, nothing sent,
+// no run folder. --no-preflight sends the requests into failure instead.
+func TestRunPreflightExit3(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
+	dead := srv.URL
 	srv.Close()
-	out := t.TempDir()
-	res := testbin.Run(t, 60*time.Second, nil, "run", "--engine-url", url, "--workload", "random-prefill",
-		"--tokens-per-gb-kvcache", "1000", "--rp-num-requests", "2", "--rp-request-length", "20",
-		"--output-dir", out, "--no-interactive")
-	if res.Code != 1 {
-		t.Fatalf("exit %d, want 1", res.Code)
+	e := newEngine(t, nil)
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"dead port", []string{"--engine-url", dead}, []string{strings.TrimPrefix(dead, "http://"), "connection refused"}},
+		{"unknown model", []string{"--engine-url", e.srv.URL, "--model", "llama-70b"}, []string{`"llama-70b"`, `"tiny"`}},
+		{"unknown alias", []string{"--engine-url", e.srv.URL, "--served-model-name", "alias"}, []string{`"alias"`, `"tiny"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "runs")
+			res := testbin.Run(t, 60*time.Second, nil, append([]string{"run", "--workload", "random-prefill",
+				"--tokens-per-gb-kvcache", "1000", "--rp-num-requests", "2", "--rp-request-length", "20",
+				"--output-dir", out, "--no-interactive"}, c.args...)...)
+			if res.Code != 3 {
+				t.Fatalf("exit %d, want 3; stderr:\n%s", res.Code, res.Stderr)
+			}
+			msg := strings.TrimSpace(res.Stderr)
+			if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "preflight") {
+				t.Errorf("want one preflight line, got:\n%s", res.Stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, msg)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a run folder was created under %s", out)
+			}
+		})
 	}
-	if !strings.Contains(res.Stderr, strings.TrimPrefix(url, "http://")) {
-		t.Errorf("stderr must name the URL:\n%s", res.Stderr)
+	if n := e.requests.Load(); n != 0 {
+		t.Errorf("a failed preflight sent %d requests", n)
+	}
+
+	out := t.TempDir()
+	res := testbin.Run(t, 60*time.Second, nil, "run", "--engine-url", dead, "--workload", "random-prefill",
+		"--tokens-per-gb-kvcache", "1000", "--rp-num-requests", "2", "--rp-request-length", "20",
+		"--output-dir", out, "--no-interactive", "--no-preflight")
+	if res.Code != 1 {
+		t.Fatalf("--no-preflight: exit %d, want 1", res.Code)
 	}
 	lines, _ := os.ReadFile(filepath.Join(onlyDir(t, out), "requests.jsonl"))
 	if strings.Count(string(lines), `"error":"connect"`) != 2 {
-		t.Errorf("want 2 connect failures recorded:\n%s", lines)
+		t.Errorf("--no-preflight: want 2 connect failures recorded:\n%s", lines)
 	}
 }
 
@@ -283,6 +319,7 @@ func TestRunUsageErrorsExit2(t *testing.T) {
 		{"zero size", []string{"--engine-url", e.srv.URL, "--workload", "long-doc-qa", "--tokens-per-gb-kvcache", "10", "--ldqa-document-length", "0"}, "--ldqa-document-length must be > 0"},
 		{"bad config", []string{"--config", badCfg, "--engine-url", e.srv.URL, "--tokens-per-gb-kvcache", "10"}, "ldqa_document_length: wrong type string"},
 		{"bad extra body", []string{"--engine-url", e.srv.URL, "--workload", "random-prefill", "--tokens-per-gb-kvcache", "10", "--extra-body", "{"}, "--extra-body"},
+		{"not a url", []string{"--engine-url", "notaurl", "--workload", "random-prefill", "--tokens-per-gb-kvcache", "10"}, `--engine-url "notaurl": not an engine URL`},
 	}
 	if os.Geteuid() != 0 { // root can write anywhere
 		cases = append(cases, struct {

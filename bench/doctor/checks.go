@@ -58,67 +58,58 @@ func (d *doctor) call(ctx context.Context, method, url string, body []byte) (int
 	return resp.StatusCode, resp.Header, b, nil
 }
 
-// models is `GET /v1/models`: reachable, which model a run would use, and
-// the first clues to the engine.
+// models is `GET /v1/models` through the preflight every run makes
+// (bench.Preflight): reachable, which model a run would use, and the
+// first clues to the engine. Unlike a run's preflight, an unlisted
+// --model is a warning here: the doctor still tries it.
 func (d *doctor) models(ctx context.Context) {
-	url := d.base + "/models"
-	status, hdr, body, err := d.call(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		d.unreachable = err.Error()
-		d.set(IDModels, Fail, fmt.Sprintf("cannot reach %s: %v", metrics.Redact(url), err),
+	ml, err := bench.Preflight(ctx, bench.PreflightOptions{BaseURL: d.base, APIKey: d.o.APIKey,
+		UserInfo: d.o.UserInfo, Timeout: d.o.Timeout, Transport: d.hc.Transport})
+	var pe *bench.PreflightError
+	if err != nil && !errors.As(err, &pe) {
+		pe = &bench.PreflightError{URL: metrics.Redact(d.base + "/models"), Cause: bench.CauseConnect, Msg: err.Error()}
+	}
+	if pe != nil {
+		switch pe.Cause {
+		case bench.CauseAuth:
+			d.set(IDModels, Fail, pe.Error(), authHint(d.o.APIKey))
+			return
+		case bench.CauseHTTP, bench.CauseNotModels, bench.CauseNoModels:
+			if ml != nil {
+				d.eng = fromServerHeader(ml.Server)
+			}
+			if d.o.Model != "" {
+				d.set(IDModels, Warn, fmt.Sprintf("%s; a run would use --model %q", pe.Error(), d.o.Model),
+					"the engine lists no models here: check that --engine-url is its OpenAI API root")
+			} else {
+				d.set(IDModels, Fail, pe.Error(), "check --engine-url (the OpenAI API root; kvbench adds /v1), or pass --model")
+			}
+			return
+		}
+		d.unreachable = pe.Msg
+		d.set(IDModels, Fail, "cannot reach "+metrics.Redact(d.base+"/models")+": "+pe.Msg,
 			"start the engine, or fix --engine-url (kvbench adds /v1 to it)")
 		return
 	}
-	d.eng = fromServerHeader(hdr.Get("Server"))
-	if status == http.StatusUnauthorized || status == http.StatusForbidden {
-		d.set(IDModels, Fail, fmt.Sprintf("GET %s answered HTTP %d", metrics.Redact(url), status), authHint(d.o.APIKey))
-		return
-	}
-	if status >= 400 {
-		if d.o.Model != "" {
-			d.set(IDModels, Warn, fmt.Sprintf("GET %s answered HTTP %d; a run would use --model %q", metrics.Redact(url), status, d.o.Model),
-				"the engine lists no models here: check that --engine-url is its OpenAI API root")
-		} else {
-			d.set(IDModels, Fail, fmt.Sprintf("GET %s answered HTTP %d", metrics.Redact(url), status),
-				"check --engine-url (the OpenAI API root; kvbench adds /v1), or pass --model")
-		}
-		return
-	}
-	var doc struct {
-		Data []struct {
-			ID      string `json:"id"`
-			OwnedBy string `json:"owned_by"`
-		} `json:"data"`
-		Models json.RawMessage `json:"models"` // llama.cpp adds an ollama-style list
-	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		d.set(IDModels, Fail, fmt.Sprintf("GET %s: not an OpenAI model list (%s)", metrics.Redact(url), oneLine(err.Error())),
-			"check --engine-url: it should be the engine's OpenAI API root")
-		return
-	}
-	var ids []string
-	for _, m := range doc.Data {
-		if m.ID != "" {
-			ids = append(ids, m.ID)
-		}
+	d.eng = fromServerHeader(ml.Server)
+	for _, o := range ml.OwnedBy {
 		if d.eng == engineUnknown {
-			d.eng = fromOwnedBy(m.OwnedBy)
+			d.eng = fromOwnedBy(o)
 		}
 	}
-	if d.eng == engineUnknown && len(doc.Models) > 0 && doc.Models[0] == '[' {
+	if d.eng == engineUnknown && ml.OllamaList {
 		d.eng = engineLlamaCpp
 	}
+	ids := ml.IDs
 	listed := quoteList(ids, 3)
 	switch {
 	case d.o.Model != "" && !contains(ids, d.o.Model):
 		d.model = d.o.Model
-		d.set(IDModels, Warn, fmt.Sprintf("GET /v1/models lists %s, not --model %q", listed, d.o.Model),
+		d.set(IDModels, Warn, bench.NotListed(d.o.Model, ids),
 			"pass one of the listed ids as --model, or --served-model-name when the engine serves an alias")
 	case d.o.Model != "":
 		d.model = d.o.Model
 		d.set(IDModels, Pass, fmt.Sprintf("GET /v1/models lists %s; a run would use %q", listed, d.model), "")
-	case len(ids) == 0:
-		d.set(IDModels, Fail, "GET /v1/models lists no model", "pass --model")
 	default:
 		d.model = ids[0]
 		d.set(IDModels, Pass, fmt.Sprintf("GET /v1/models lists %s; a run would use %q", listed, d.model), "")

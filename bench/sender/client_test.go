@@ -565,13 +565,17 @@ func TestNormalizeURL(t *testing.T) {
 		" 127.0.0.1:8080 ":             "http://127.0.0.1:8080/v1",
 		"http://[::1]:8000":            "http://[::1]:8000/v1",
 		"http://host/v1x":              "http://host/v1x/v1",
+		"http://gpubox":                "http://gpubox/v1",
+		"gpubox:8000":                  "http://gpubox:8000/v1",
+		"gpu.example.com":              "http://gpu.example.com/v1",
 	} {
 		got, err := NormalizeURL(in)
 		if err != nil || got != want {
 			t.Errorf("%q: %q %v, want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "ftp://host", "http://", "http://host:port/", "http://host/?q=1"} {
+	for _, bad := range []string{"", "ftp://host", "http://", "http://host:port/", "http://host/?q=1",
+		"notaurl", "not a url", "gpu box:8000", "-q"} {
 		_, err := NormalizeURL(bad)
 		if err == nil || !strings.Contains(err.Error(), "--engine-url") {
 			t.Errorf("%q: %v", bad, err)

@@ -2,6 +2,7 @@ package sender
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 
@@ -16,7 +17,8 @@ func NormalizeURL(raw string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("--engine-url: empty URL")
 	}
-	if !strings.Contains(s, "://") {
+	schemeless := !strings.Contains(s, "://")
+	if schemeless {
 		s = "http://" + s
 	}
 	u, err := url.Parse(s)
@@ -28,6 +30,11 @@ func NormalizeURL(raw string) (string, error) {
 	}
 	if u.Host == "" {
 		return "", fmt.Errorf("--engine-url %q: no host", cred.Strip(u.String()))
+	}
+	if schemeless && !looksLikeAddress(u) {
+		// A bare word is far more often a slip (a flag value in the
+		// wrong place) than a host on the default port.
+		return "", fmt.Errorf("--engine-url %q: not an engine URL; give a scheme and host, e.g. http://%s:8000", redactURL(raw), u.Hostname())
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("--engine-url %q: a base URL takes no query or fragment", cred.Strip(u.String()))
@@ -59,4 +66,23 @@ func redactURL(raw string) string {
 		}
 	}
 	return raw
+}
+
+// looksLikeAddress reports whether a URL given without a scheme names a
+// host plausibly: with a port, localhost, an IP address, or a dotted name,
+// each made of host-name characters.
+func looksLikeAddress(u *url.URL) bool {
+	h := u.Hostname()
+	if h == "" {
+		return false
+	}
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return false
+		}
+	}
+	return u.Port() != "" || strings.EqualFold(h, "localhost") || strings.Contains(h, ".")
 }
