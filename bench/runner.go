@@ -23,8 +23,8 @@ import (
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/bench/workload"
-	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/errs"
 )
 
 // Version, Commit and Date describe the build (set through ldflags by
@@ -71,8 +71,8 @@ type Event struct {
 	// RecordError says what the run record lacks when it could not be
 	// written completely (exit code 4); empty otherwise.
 	RecordError string
-	Sections []report.Section
-	Reasons  []string
+	Sections    []report.Section
+	Reasons     []string
 }
 
 // Snapshot is the live state of a run, cheap enough to poll ~10x/s.
