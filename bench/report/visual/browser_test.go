@@ -170,7 +170,7 @@ func TestReportsInARealBrowser(t *testing.T) {
 		{"one-run", []string{one}, append(append([]string{}, perRun...), ChartHitTime), false},
 		{"one-run", []string{one}, append(append([]string{}, perRun...), ChartHitTime), true},
 		{"comparison", []string{one, two}, append(append([]string{}, perRun...), ChartHitTime), false},
-		{"sweep", []string{sweep}, append(append([]string{}, perRun...), ChartSweepCurve), false},
+		{"sweep", []string{sweep}, append([]string{ChartSweepCurve}, perRun...), false},
 	} {
 		rep, err := Open(dir, tc.args)
 		if err != nil {

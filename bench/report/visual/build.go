@@ -162,7 +162,7 @@ func ttftTime(rs []*Run) (*chart, error) {
 		return nil, errNoData("no successful request has a TTFT")
 	}
 	if !logIfWide(&p.Y, lo, hi) {
-		p.Y.Min = 0
+		p.Y.Min, p.Y.Max = 0, hi*1.06
 	}
 	for _, g := range groups {
 		if len(g.pts) == 0 {
@@ -273,9 +273,13 @@ func throughputTime(rs []*Run) (*chart, error) {
 	top.Y.Min, bottom.Y.Min = 0, 0
 	top.X.Min, bottom.X.Min = 0, 0
 	top.X.Max, bottom.X.Max = span, span
+	var maxT, maxI float64
 	for i, r := range rs {
 		l := runLook(i)
 		tput, inflight := r.timeline(w)
+		for k := range tput {
+			maxT, maxI = math.Max(maxT, tput[k].Y), math.Max(maxI, inflight[k].Y)
+		}
 		ln, _, err := line(top, tput, l, nil)
 		if err != nil {
 			return nil, err
@@ -287,6 +291,7 @@ func throughputTime(rs []*Run) (*chart, error) {
 			c.addLegend(r.Label(), ln)
 		}
 	}
+	top.Y.Max, bottom.Y.Max = math.Max(maxT*1.06, 1), math.Max(maxI*1.06, 1)
 	c.notes = append(c.notes, fmt.Sprintf("Per %s s: output tokens spread over each request's decode, and the mean number of requests between submit and finish.", fmtNum(w)))
 	return c, nil
 }
@@ -375,6 +380,12 @@ func hitTime(rs []*Run) (*chart, error) {
 	}
 	if !any {
 		return nil, errNoData("no metrics.jsonl with prefix-cache counters (run with --metrics-url)")
+	}
+	for _, r := range rs {
+		if len(r.hits) > 0 && r.hits[0].t < 0 {
+			c.notes = append(c.notes, "Negative times are before the first measured request (warmup).")
+			break
+		}
 	}
 	if single(rs) {
 		r := rs[0]

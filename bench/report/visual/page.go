@@ -22,6 +22,7 @@ type cell struct {
 
 type table struct {
 	Title string
+	Wide  bool // cells do not wrap (the table scrolls instead)
 	ID    string
 	Head  []string
 	Rows  [][]cell
@@ -37,6 +38,7 @@ type missingChart struct{ Name, Why string }
 
 type runSummary struct {
 	ID     string
+	Source string // the file the tables show
 	Open   bool
 	Tables []table
 }
@@ -64,12 +66,17 @@ func (r *Report) HTML(w io.Writer) error {
 	default:
 		r.runPage(pg)
 	}
-	for _, name := range Charts {
+	order := Charts
+	if len(r.Sweeps) > 0 {
+		// A sweep is read by its curve first; the cells' charts follow.
+		order = append([]string{ChartSweepCurve}, Charts[:len(Charts)-1]...)
+	}
+	for _, name := range order {
 		c, err := r.build(name)
 		var nd errNoData
 		switch {
 		case errors.As(err, &nd):
-			if name != ChartSweepCurve || len(r.Sweeps) > 0 {
+			if r.expects(name) {
 				pg.Missing = append(pg.Missing, missingChart{name, string(nd)})
 			}
 			continue
@@ -83,6 +90,24 @@ func (r *Report) HTML(w io.Writer) error {
 		pg.Figures = append(pg.Figures, figure{Name: name, Title: c.title, SVG: template.HTML(b), Notes: c.notes})
 	}
 	return pageTmpl.Execute(w, pg)
+}
+
+// expects reports whether a reader of this report would look for chart
+// name, so its absence needs a word: the engine's hit rate always (it
+// says how to get it), a trace chart only for trace replays.
+func (r *Report) expects(name string) bool {
+	switch name {
+	case ChartSweepCurve:
+		return len(r.Sweeps) > 0
+	case ChartTraceCached:
+		for _, x := range r.chartRuns() {
+			if x.Workload == "trace-replay" {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 func (r *Report) runPage(pg *page) {
@@ -152,7 +177,11 @@ func (r *Report) runPage(pg *page) {
 		pg.Tables = append(pg.Tables, deltaTable(rs))
 	}
 	for i, x := range rs {
-		pg.Runs = append(pg.Runs, runSummary{ID: x.ID, Open: i == 0 && len(rs) == 1, Tables: summaryTables(x)})
+		src := "bench_summary.json"
+		if x.summary == nil {
+			src = "computed from requests.jsonl"
+		}
+		pg.Runs = append(pg.Runs, runSummary{ID: x.ID, Source: src, Open: i == 0 && len(rs) == 1, Tables: summaryTables(x)})
 	}
 }
 
@@ -342,7 +371,7 @@ func objectArray(n *node) bool {
 // arrayTable is an array of objects as rows, columns in first-seen key
 // order; nested values are shown as compact JSON-like text.
 func arrayTable(title string, n *node) table {
-	t := table{Title: title, ID: "summary-" + title}
+	t := table{Title: title, ID: "summary-" + title, Wide: true}
 	idx := map[string]int{}
 	for _, v := range n.vals {
 		for _, k := range v.keys {

@@ -159,6 +159,6 @@ func (r *Report) sweepPage(pg *page) {
 				rest = append(rest, blockTables(k, s.summary.vals[i])...)
 			}
 		}
-		pg.Runs = append(pg.Runs, runSummary{ID: s.ID, Open: len(ss) == 1, Tables: rest})
+		pg.Runs = append(pg.Runs, runSummary{ID: s.ID, Source: SweepFile, Open: len(ss) == 1, Tables: rest})
 	}
 }
