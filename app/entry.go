@@ -32,6 +32,7 @@ const fps = 10
 func newCommon() *common.Common {
 	return &common.Common{
 		Styles:    theme.Setup(),
+		KeyMap:    common.DefaultKeyMap(),
 		Now:       time.Now,
 		Logger:    slog.New(slog.DiscardHandler),
 		RunsDir:   record.RunsDir(),

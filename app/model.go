@@ -24,17 +24,14 @@ type overlay interface {
 	Overlay() bool
 }
 
-// globalKeys are the keys the root handles for every screen.
+// globalKeys are the keys the root handles for every screen, from the
+// shared key map.
 type globalKeys struct {
 	Quit, Back, Help key.Binding
 }
 
-func newGlobalKeys() globalKeys {
-	return globalKeys{
-		Quit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
-		Back: key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "back/quit")),
-		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-	}
+func newGlobalKeys(km *common.KeyMap) globalKeys {
+	return globalKeys{Quit: km.Quit, Back: km.BackQuit, Help: km.Help}
 }
 
 // model is the root: a stack of screens, the chrome around the top one
@@ -74,7 +71,7 @@ func newModel(c *common.Common, first common.Screen) *model {
 	return &model{
 		common: c,
 		stack:  []common.Screen{first},
-		keys:   newGlobalKeys(),
+		keys:   newGlobalKeys(c.KeyMap),
 		help:   h,
 	}
 }

@@ -1,6 +1,6 @@
 // Package common is the contract every screen follows and the context
-// shared by all of them: size, styles, clock, logger and where runs and
-// profiles live. Screens talk to the root through the messages below.
+// shared by all of them: size, styles, keys, clock, logger and where runs
+// and profiles live. Screens talk to the root through the messages below.
 // The few things several screens draw alike (a run's status and facts)
 // are here too, so they read the same everywhere.
 package common
@@ -19,6 +19,7 @@ import (
 type Common struct {
 	Width, Height int // the area a screen may draw in (chrome subtracted)
 	Styles        *theme.Styles
+	KeyMap        *KeyMap // the keys every screen shares
 	Now           func() time.Time
 	Logger        *slog.Logger
 	RunsDir       string // the runs directory (results, recent runs)

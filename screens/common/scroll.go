@@ -6,23 +6,18 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// ScrollKeys move a viewport by a line, by a page or to either end. Each
-// screen makes its own (the help words differ); Scroll is shared.
+// ScrollKeys move a viewport by a line, by a page or to either end.
 type ScrollKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 }
 
-// NewScrollKeys returns the usual bindings (arrows and j/k, pgup/pgdn
-// and ctrl+u/ctrl+d/space, home/g and end/G), with the help words of the
-// two ends, which differ by screen ("top" of a text, "first" row).
-func NewScrollKeys(top, bottom string) ScrollKeys {
+// Scroll returns the key map's moves with the help words of the two ends,
+// which differ by screen ("top" of a text, "first" row).
+func (k *KeyMap) Scroll(top, bottom string) ScrollKeys {
 	return ScrollKeys{
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", top)),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", bottom)),
+		Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
+		Top:    Named(k.Top, "g", top),
+		Bottom: Named(k.Bottom, "G", bottom),
 	}
 }
 

@@ -23,11 +23,11 @@ type keys struct {
 	Swap, Back key.Binding
 }
 
-func newKeys() keys {
+func newKeys(km *common.KeyMap) keys {
 	return keys{
-		ScrollKeys: common.NewScrollKeys("top", "bottom"),
+		ScrollKeys: km.Scroll("top", "bottom"),
 		Swap:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "swap A/B")),
-		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Back:       km.Back,
 	}
 }
 
@@ -45,7 +45,7 @@ type Screen struct {
 
 // New compares the runs named a and b (id in c.RunsDir, or path).
 func New(c *common.Common, a, b string) *Screen {
-	s := &Screen{c: c, a: a, b: b, keys: newKeys(), vp: viewport.New(0, 0)}
+	s := &Screen{c: c, a: a, b: b, keys: newKeys(c.KeyMap), vp: viewport.New(0, 0)}
 	s.SetSize(c.Width, c.Height)
 	return s
 }

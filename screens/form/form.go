@@ -72,12 +72,12 @@ type keys struct {
 	Back, Left, Right, Choose, Start, Export, Profile, Edit, Doctor key.Binding
 }
 
-func newKeys() keys {
+func newKeys(km *common.KeyMap) keys {
 	return keys{
-		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Back:    km.Back,
 		Left:    key.NewBinding(key.WithKeys("left", "h", "shift+tab"), key.WithHelp("←/→", "choose")),
 		Right:   key.NewBinding(key.WithKeys("right", "l", "tab")),
-		Choose:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "do it")),
+		Choose:  common.Named(km.Select, "enter", "do it"),
 		Start:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
 		Export:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export")),
 		Profile: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "save profile")),
@@ -126,7 +126,7 @@ func newModel(c *common.Common, cfg *config.Config, guided bool) *Model {
 		workload:    base.Workload(),
 		lmcacheURL:  base.String("lmcache_url"),
 		useLMCache:  base.String("lmcache_url") != "",
-		keys:        newKeys(),
+		keys:        newKeys(c.KeyMap),
 		fileName:    "bench_config.json",
 		profileName: base.Workload(),
 	}

@@ -48,10 +48,10 @@ func NewDoctor(c *common.Common, engineURL string) *Doctor {
 	}
 	d := &Doctor{c: c, engineURL: engineURL, width: c.Width, height: c.Height,
 		keys: doctorKeys{
-			Back:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+			Back:  c.KeyMap.Back,
 			Again: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "check another engine")),
-			Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll")),
-			Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll")),
+			Up:    common.Named(c.KeyMap.Up, "↑/k", "scroll"),
+			Down:  common.Named(c.KeyMap.Down, "↓/j", "scroll"),
 		}}
 	d.buildForm()
 	return d

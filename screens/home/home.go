@@ -57,12 +57,12 @@ type keys struct {
 	Up, Down, Next, Enter, Results, Doctor, Delete, Refresh key.Binding
 }
 
-func newKeys() keys {
+func newKeys(km *common.KeyMap) keys {
 	return keys{
-		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Next:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next section")),
-		Enter:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "configure")),
+		Up:      km.Up,
+		Down:    km.Down,
+		Next:    common.Named(km.Next, "tab", "next section"),
+		Enter:   common.Named(km.Select, "enter", "configure"),
 		Results: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "results")),
 		Doctor:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "doctor")),
 		Delete:  key.NewBinding(key.WithKeys("x", "delete"), key.WithHelp("x", "delete profile")),
@@ -87,7 +87,7 @@ type Model struct {
 
 // New builds the home screen; Init loads the profiles and recent runs.
 func New(c *common.Common) *Model {
-	return &Model{c: c, keys: newKeys(), width: c.Width, height: c.Height}
+	return &Model{c: c, keys: newKeys(c.KeyMap), width: c.Width, height: c.Height}
 }
 
 // Loaded answers a load of the profiles and recent runs.

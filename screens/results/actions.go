@@ -98,8 +98,8 @@ func NewExport(c *common.Common, dir string) *Export {
 	ti.Width = 40
 	ti.Focus()
 	e := &Export{c: c, dir: dir, input: ti}
-	e.keys.Save = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "write"))
-	e.keys.Cancel = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))
+	e.keys.Save = common.Named(c.KeyMap.Select, "enter", "write")
+	e.keys.Cancel = common.Named(c.KeyMap.Back, "esc", "cancel")
 	return e
 }
 

@@ -37,20 +37,20 @@ type detailKeys struct {
 	Back                                     key.Binding
 }
 
-func newDetailKeys() detailKeys {
+func newDetailKeys(km *common.KeyMap) detailKeys {
 	return detailKeys{
-		Next:       key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next view")),
-		Prev:       key.NewBinding(key.WithKeys("shift+tab", "left", "h"), key.WithHelp("shift+tab", "previous view")),
+		Next:       common.Also(common.Named(km.Next, "tab", "next view"), "right", "l"),
+		Prev:       common.Also(common.Named(km.Prev, "shift+tab", "previous view"), "left", "h"),
 		Summary:    key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "summary")),
 		Charts:     key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "charts")),
 		Requests:   key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "requests")),
-		ScrollKeys: common.NewScrollKeys("first", "last"),
+		ScrollKeys: km.Scroll("first", "last"),
 		Filter:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter state")),
 		FilterBack: key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "filter back")),
 		Delete:     key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
 		Export:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export config")),
 		NewR:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run from config")),
-		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Back:       km.Back,
 	}
 }
 
@@ -80,7 +80,7 @@ type Detail struct {
 
 // NewDetail opens the run in dir.
 func NewDetail(c *common.Common, dir string) *Detail {
-	d := &Detail{c: c, dir: dir, keys: newDetailKeys(), summary: viewport.New(0, 0)}
+	d := &Detail{c: c, dir: dir, keys: newDetailKeys(c.KeyMap), summary: viewport.New(0, 0)}
 	d.req.filter = runs.All
 	d.SetSize(c.Width, c.Height)
 	return d

@@ -29,21 +29,24 @@ type listKeys struct {
 	ClearFilter, Delete, Export, NewRun, Reload key.Binding
 }
 
-func newListKeys() listKeys {
+// newListKeys composes the explorer's keys. Space marks a run here; the
+// key is checked before the moves, so it never pages.
+func newListKeys(km *common.KeyMap) listKeys {
+	sk := km.Scroll("first", "last")
 	return listKeys{
-		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:      key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown:    key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-		Top:         key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "first")),
-		Bottom:      key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "last")),
-		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Up:          sk.Up,
+		Down:        sk.Down,
+		PageUp:      sk.PageUp,
+		PageDown:    sk.PageDown,
+		Top:         sk.Top,
+		Bottom:      sk.Bottom,
+		Open:        common.Named(km.Select, "enter", "open"),
 		Mark:        key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark")),
 		Compare:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "compare")),
 		Sort:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by")),
 		Reverse:     key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		ClearFilter: common.Named(km.Back, "esc", "clear filter"),
 		Delete:      key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
 		Export:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export config")),
 		NewRun:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run from config")),
@@ -86,7 +89,7 @@ func New(c *common.Common) *List {
 	ti.Prompt = "/ "
 	ti.Placeholder = "name, workload, model, engine, status"
 	ti.Cursor.SetMode(cursor.CursorStatic)
-	k := newListKeys()
+	k := newListKeys(c.KeyMap)
 	tbl := table.New(table.WithFocused(true))
 	tbl.SetStyles(table.Styles{
 		Header:   c.Styles.Header.PaddingRight(cellPad),

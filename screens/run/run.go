@@ -41,17 +41,17 @@ type keys struct {
 	Open, Again                                          key.Binding
 }
 
-func newKeys() keys {
+func newKeys(km *common.KeyMap) keys {
 	return keys{
 		Stop:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "stop")),
-		Focus:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "focus log")),
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "b"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "f", " "), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "bottom")),
-		Open:     key.NewBinding(key.WithKeys("enter", "o"), key.WithHelp("enter", "open in explorer")),
+		Focus:    common.Named(km.Next, "tab", "focus log"),
+		Up:       common.Named(km.Up, "↑/k", "scroll up"),
+		Down:     common.Named(km.Down, "↓/j", "scroll down"),
+		PageUp:   km.PageUp,
+		PageDown: km.PageDown,
+		Top:      km.Top,
+		Bottom:   km.Bottom,
+		Open:     common.Also(common.Named(km.Select, "enter", "open in explorer"), "o"),
 		Again:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "run again")),
 	}
 }
@@ -111,7 +111,7 @@ func NewFromSource(c *common.Common, src Source, info Info) *Model {
 		id:   lastID.Add(1),
 		sess: NewSession(src, info),
 		info: info,
-		keys: newKeys(),
+		keys: newKeys(c.KeyMap),
 		bar: progress.New(progress.WithSolidFill(string(colorOf(c))), progress.WithoutPercentage(),
 			progress.WithColorProfile(lipgloss.ColorProfile())),
 	}

@@ -31,6 +31,7 @@ func PinColors() {
 // directories it needs.
 func Common(w, h int, now time.Time) *common.Common {
 	return &common.Common{Width: w, Height: h, Styles: theme.New(theme.Default),
+		KeyMap: common.DefaultKeyMap(),
 		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)}
 }
 
