@@ -32,7 +32,7 @@ func PinColors() {
 func Common(w, h int, now time.Time) *common.Common {
 	return &common.Common{Width: w, Height: h, Styles: theme.New(theme.Default),
 		KeyMap: common.DefaultKeyMap(),
-		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)}
+		Now:    func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)}
 }
 
 // Key is the message of the key named k: "enter", "esc", "tab", "space",
