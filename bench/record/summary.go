@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -92,9 +91,12 @@ type ShardInfo struct {
 // ReadSummary reads <dir>/bench_summary.json.
 func ReadSummary(dir string) (*Summary, error) {
 	path := filepath.Join(dir, SummaryFile)
-	b, err := os.ReadFile(path)
+	b, err := ReadRegular(path, maxSummaryBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
+	}
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		return nil, fmt.Errorf("read summary %s: not a JSON object", path)
 	}
 	var raw struct {
 		Summary

@@ -1,14 +1,11 @@
 package runs
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -136,35 +133,19 @@ func (x *Index) Select(f Filter) []int32 {
 // only valid during the call. A missing file is os.ErrNotExist.
 func scanRequests(ctx context.Context, dir string, fn func(start int64, length int, l *indexLine)) (corrupt int, err error) {
 	path := filepath.Join(dir, record.RequestsFile)
-	f, err := os.Open(path)
+	f, err := record.OpenRegular(path)
 	if err != nil {
 		return 0, fmt.Errorf("read requests: %w", err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 256<<10)
-	var off int64
 	var l indexLine
 	var sc scratch
-	for n := 0; ; n++ {
-		if n&4095 == 0 && ctx.Err() != nil {
-			return corrupt, ctx.Err()
+	n := 0
+	torn, err := record.EachLine(f, record.MaxLineBytes, func(start int64, line []byte) error {
+		if n++; n&4095 == 0 && ctx.Err() != nil {
+			return ctx.Err()
 		}
-		line, rerr := br.ReadSlice('\n')
-		if errors.Is(rerr, bufio.ErrBufferFull) {
-			// A line longer than the buffer: gather it whole.
-			full := append([]byte(nil), line...)
-			for errors.Is(rerr, bufio.ErrBufferFull) {
-				line, rerr = br.ReadSlice('\n')
-				full = append(full, line...)
-			}
-			line = full
-		}
-		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return corrupt, fmt.Errorf("read %s: %w", path, rerr)
-		}
-		start := off
-		off += int64(len(line))
-		body := bytes.TrimRight(line, "\r\n")
+		body := bytes.TrimRight(line, "\r")
 		if t := bytes.TrimSpace(body); len(t) > 0 {
 			if parseLine(t, &l, &sc) {
 				fn(start, len(body), &l)
@@ -172,10 +153,15 @@ func scanRequests(ctx context.Context, dir string, fn func(start int64, length i
 				corrupt++
 			}
 		}
-		if rerr != nil {
-			return corrupt, nil
-		}
+		return nil
+	})
+	if torn {
+		corrupt++
 	}
+	if err != nil && ctx.Err() == nil {
+		return corrupt, fmt.Errorf("read %s: %w", path, err)
+	}
+	return corrupt, err
 }
 
 // BuildIndex scans dir's requests.jsonl once. A corrupt line is skipped
@@ -265,7 +251,7 @@ func lineFlags(l *indexLine) uint8 {
 // Window reads the requests at the given line numbers (as Select returns
 // them), in that order.
 func (x *Index) Window(lines []int32) ([]sender.Result, error) {
-	f, err := os.Open(x.Path)
+	f, err := record.OpenRegular(x.Path)
 	if err != nil {
 		return nil, fmt.Errorf("read requests: %w", err)
 	}

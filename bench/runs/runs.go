@@ -288,7 +288,7 @@ func finite(v float64) float64 {
 
 // readConfig is config.json, nil when absent or not JSON.
 func readConfig(dir string) json.RawMessage {
-	b, err := os.ReadFile(filepath.Join(dir, record.ConfigFile))
+	b, err := record.ReadRegular(filepath.Join(dir, record.ConfigFile), 16<<20)
 	if err != nil || !json.Valid(b) {
 		return nil
 	}
