@@ -240,7 +240,7 @@ func TestGuidedBuiltinSkipsBudget(t *testing.T) {
 func TestInvalidInputShowsTheCLIMessage(t *testing.T) {
 	fld, _ := config.Lookup("ldqa_document_length")
 	want := fld.Check(0).Error()
-	if want != "--ldqa-document-length must be > 0 (got 0)" {
+	if want != "--ldqa-document-length must be in (0, 10000000] (got 0)" {
 		t.Fatalf("the CLI's message changed: %q", want)
 	}
 	cfg := config.Default()
@@ -267,7 +267,7 @@ func TestInvalidInputShowsTheCLIMessage(t *testing.T) {
 	// Fix it: the error goes and the form moves on.
 	typeInto(tm, "-5")
 	tm.Send(screentest.Key("enter"))
-	tr.waitFor(t, tm, "✗ --ldqa-document-length must be > 0 (got -5)")
+	tr.waitFor(t, tm, "✗ --ldqa-document-length must be in (0, 10000000] (got -5)")
 	typeInto(tm, "abc")
 	tm.Send(screentest.Key("enter"))
 	parseErr := "--ldqa-document-length: invalid value \"abc\" (want an integer)"

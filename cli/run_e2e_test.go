@@ -316,7 +316,7 @@ func TestRunUsageErrorsExit2(t *testing.T) {
 	}{
 		{"unknown flag", []string{"--bogus"}, "unknown flag: --bogus"},
 		{"missing", []string{}, "missing required arguments: --engine-url, --workload, --tokens-per-gb-kvcache or --lmcache-url; provide them or remove --no-interactive for guided setup"},
-		{"zero size", []string{"--engine-url", e.srv.URL, "--workload", "long-doc-qa", "--tokens-per-gb-kvcache", "10", "--ldqa-document-length", "0"}, "--ldqa-document-length must be > 0"},
+		{"zero size", []string{"--engine-url", e.srv.URL, "--workload", "long-doc-qa", "--tokens-per-gb-kvcache", "10", "--ldqa-document-length", "0"}, "--ldqa-document-length must be in (0, 10000000]"},
 		{"bad config", []string{"--config", badCfg, "--engine-url", e.srv.URL, "--tokens-per-gb-kvcache", "10"}, "ldqa_document_length: wrong type string"},
 		{"bad extra body", []string{"--engine-url", e.srv.URL, "--workload", "random-prefill", "--tokens-per-gb-kvcache", "10", "--extra-body", "{"}, "--extra-body"},
 		{"not a url", []string{"--engine-url", "notaurl", "--workload", "random-prefill", "--tokens-per-gb-kvcache", "10"}, `--engine-url "notaurl": not an engine URL`},

@@ -102,7 +102,7 @@ func TestApply(t *testing.T) {
 	}
 	// A value out of range fails with the CLI's message.
 	*m.vals["ldqa_query_per_document"] = "0"
-	if _, err := m.apply(); err == nil || err.Error() != "--ldqa-query-per-document must be >= 1 (got 0)" {
+	if _, err := m.apply(); err == nil || err.Error() != "--ldqa-query-per-document must be in [1, 1000000] (got 0)" {
 		t.Errorf("range: %v", err)
 	}
 }
