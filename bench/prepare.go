@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/errs"
@@ -89,6 +90,9 @@ func (p *Prepared) Close() {
 // *UsageError (exit 2).
 func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if _, err := load.FromConfig(cfg); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	if missing := cfg.Missing(); len(missing) > 0 {

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
@@ -95,6 +96,8 @@ type Snapshot struct {
 	// ServerHitRate is the engine's own prefix-cache hit rate over the
 	// measured phase so far (--metrics-url), nil when unknown.
 	ServerHitRate *float64
+	// Load is the running delivered-load verdict and good fraction.
+	Load load.Live
 }
 
 // Overload thresholds: above these the client may be skewing the figures.
@@ -148,6 +151,10 @@ type Runner struct {
 	startAt     time.Time       // --start-at, zero when not given
 	runCtx      context.Context // Run's context, for the wait for startAt
 	firstSubmit float64         // first measured submit, Unix seconds (guarded by mu)
+	load        load.Settings
+	gate        *load.Gate // nil: the workload's own schedule, uncapped
+	tracker     *load.Tracker
+	released    sync.Map // *sender.Request -> load.Ticket, released ahead of Send
 }
 
 // New builds the workload (validating its settings), returns a failed
@@ -177,6 +184,10 @@ func New(p *Prepared) (*Runner, error) {
 	now := p.Now
 	if now == nil {
 		now = time.Now
+	}
+	ls, err := load.FromConfig(p.Config)
+	if err != nil {
+		return nil, &UsageError{Err: err}
 	}
 	// A shard's folder says which shard it is, so the shards of one run
 	// written to one volume in the same second get telling names.
@@ -215,6 +226,9 @@ func New(p *Prepared) (*Runner, error) {
 		shard:   p.Config.Shard(),
 		startAt: p.Config.StartAt(),
 		runCtx:  context.Background(),
+		load:    ls,
+		gate:    load.NewGate(ls, now),
+		tracker: load.NewTracker(ls),
 	}
 	r.reqCtx, r.reqCancel = context.WithCancel(context.Background())
 	if raw := p.Config.ConnURL("metrics_url"); raw != "" {
@@ -328,22 +342,82 @@ func (r *Runner) Snapshot() Snapshot {
 	if !s.Started.IsZero() {
 		s.Elapsed = r.now().Sub(s.Started)
 	}
+	s.Load = r.tracker.Live()
 	return s
 }
 
 // Abort stops every request in flight at once (a second Ctrl-C).
 func (r *Runner) Abort() { r.reqCancel() }
 
+// gated reports whether a phase's requests go through the load gate:
+// every measured phase; warmups and references never wait.
+func gated(phase string) bool {
+	return phase != sender.PhaseWarmup && phase != sender.PhaseReference
+}
+
+// release is the workloads' Env.Release: it times req through the gate.
+func (r *Runner) release(ctx context.Context, req *sender.Request) bool {
+	if r.gate == nil || !gated(req.Phase) {
+		return ctx.Err() == nil
+	}
+	t, ok := r.gate.Release(ctx)
+	if !ok {
+		return false
+	}
+	applyTicket(req, t)
+	r.released.Store(req, t)
+	return true
+}
+
+func applyTicket(req *sender.Request, t load.Ticket) {
+	if !t.Scheduled.IsZero() {
+		req.Scheduled = t.Scheduled
+	}
+	req.HeldBack = req.HeldBack || t.Capped
+}
+
 func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, bool) {
+	var ticket load.Ticket
+	if r.gate != nil && gated(req.Phase) {
+		if v, ok := r.released.LoadAndDelete(req); ok {
+			ticket = v.(load.Ticket)
+		} else {
+			if ctx.Err() != nil || r.reqCtx.Err() != nil {
+				return sender.Result{}, false
+			}
+			t, ok := r.gate.Release(ctx)
+			if !ok {
+				return sender.Result{}, false
+			}
+			ticket = t
+			applyTicket(req, t)
+		}
+		defer r.gate.Done()
+	}
 	if ctx.Err() != nil || r.reqCtx.Err() != nil {
 		return sender.Result{}, false
 	}
 	req.KeepGaps = req.KeepGaps || req.Phase != sender.PhaseWarmup
+	measured := gated(req.Phase)
+	if measured {
+		r.tracker.Begin()
+	}
 	r.inflight.Add(1)
 	r.sent.Add(1)
 	r.emit(Event{Kind: RequestSent, RequestID: req.ID, Phase: req.Phase})
 	res := r.client.Do(r.reqCtx, req)
 	r.inflight.Add(-1)
+	res.SLOMet = r.load.SLO.Met(&res)
+	if measured {
+		hold := load.NotHeld
+		switch {
+		case ticket.Capped:
+			hold = load.HeldByCap
+		case req.HeldBack:
+			hold = load.HeldByWorkload
+		}
+		r.tracker.Finish(&res, hold)
+	}
 	if !req.HeldBack && res.DispatchLagMs != nil {
 		r.noteClientLag(*res.DispatchLagMs)
 	}
@@ -484,10 +558,11 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 		}
 	})
 	env := workload.Env{
-		Send:  r.send,
-		Phase: r.setPhase,
-		Logf:  func(f string, a ...any) { r.logf(false, f, a...) },
-		Now:   r.now,
+		Send:    r.send,
+		Release: r.release,
+		Phase:   r.setPhase,
+		Logf:    func(f string, a ...any) { r.logf(false, f, a...) },
+		Now:     r.now,
 	}
 	wctx, stopDispatch := context.WithCancel(ctx)
 	defer stopDispatch()
@@ -538,6 +613,12 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 		FinishedAt:  time.Now().UTC().Format(time.RFC3339),
 		Interrupted: interrupted,
 	}, runErr != nil)
+	var hold *load.HoldBack
+	if hb, ok := r.wl.(workload.HoldBacker); ok {
+		hold = hb.HoldBack()
+	}
+	loadBlock, goodput := r.tracker.Final(blocks.Results.ElapsedTime, hold, r.overloadReasons(blocks.Client))
+	sum.Load, sum.Goodput = &loadBlock, goodput
 	if len(missing) > 0 {
 		sum.Run.ExitCode = 4
 	}
@@ -596,6 +677,17 @@ func summarise(cfg *config.Config, engineURL, dir string, blocks stats.Blocks, o
 	sum.Tool.Name = "kvbench"
 	sum.Tool.Version = Version
 	return sum
+}
+
+// overloadReasons are the client overload detector's findings, which
+// make the run's load undelivered.
+func (r *Runner) overloadReasons(stats.Client) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.warning == "" {
+		return nil
+	}
+	return []string{r.warning}
 }
 
 // noteClientLag keeps the largest dispatch lag the client caused.

@@ -185,8 +185,8 @@ func levenshtein(a, b string) int {
 // runFlagGroups are the sections of run's flags in order: Engine,
 // General, Output, then one per workload named with its prefix.
 func runFlagGroups() (order []string, title map[string]string) {
-	order = []string{"engine", "general", "output"}
-	title = map[string]string{"engine": "Engine", "general": "General", "output": "Output"}
+	order = []string{"engine", "general", "load", "output"}
+	title = map[string]string{"engine": "Engine", "general": "General", "load": "Load shaping and SLOs (spec/load.md)", "output": "Output"}
 	for _, w := range config.Workloads {
 		order = append(order, w)
 		title[w] = fmt.Sprintf("%s (--%s-*)", w, config.Prefix[w])

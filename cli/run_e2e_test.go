@@ -183,7 +183,7 @@ func TestRunWritesTheFourFiles(t *testing.T) {
 		"first_token_time", "finish_time", "ttft_s", "request_latency_s", "dispatch_lag_ms", "prompt_tokens", "cached_tokens",
 		"completion_tokens", "cache_n", "cache_state", "unverified_reason", "complete", "finish_reason", "chunks",
 		"decode_speed", "itl_mean_ms", "itl_p50_ms", "itl_p95_ms", "round_gap_p50_ms", "round_gap_p95_ms",
-		"tokens_per_chunk", "prefill_tps", "output_sha256", "token_sha", "retries"}
+		"tokens_per_chunk", "prefill_tps", "output_sha256", "token_sha", "retries", "slo_met"}
 	if got := testutil.ObjectKeys(t, []byte(first), ""); !reflect.DeepEqual(got, wantLine) {
 		t.Errorf("requests.jsonl keys\n got %v\nwant %v", got, wantLine)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/stats"
 )
 
@@ -61,6 +62,10 @@ type Summary struct {
 	Cache         stats.Cache   `json:"cache"`
 	Latency       stats.Latency `json:"latency"`
 	Client        stats.Client  `json:"client"`
+	// Load and Goodput are spec/load.md's blocks; Load is nil only in
+	// summaries written before it existed, Goodput without an SLO.
+	Load          *load.Block   `json:"load"`
+	Goodput       *load.Goodput `json:"goodput"`
 	Workload      any           `json:"workload"`
 	ServerMetrics any           `json:"server_metrics,omitempty"`
 

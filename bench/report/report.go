@@ -23,6 +23,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 )
 
@@ -32,7 +33,9 @@ const Width = 56
 // NA is how a null value prints.
 const NA = "n/a"
 
-// Row is one "Label: value" line; Value is preformatted.
+// Row is one "Label: value" line; Value is preformatted. A row with an
+// empty Label is a note: its Value is wrapped over as many indented lines
+// as it needs (reasons in words must be read whole).
 type Row struct{ Label, Value string }
 
 // Section is a titled group of rows. An empty Title prints no title line.
@@ -113,6 +116,13 @@ func Render(w io.Writer, title string, sections []Section) error {
 			b.WriteByte('\n')
 		}
 		for _, r := range sec.Rows {
+			if r.Label == "" {
+				for _, l := range wrap(oneLine(r.Value), Width-2) {
+					b.WriteString("  " + l + strings.Repeat(" ", Width-2-width(l)))
+					b.WriteByte('\n')
+				}
+				continue
+			}
 			b.WriteString(row(r))
 			b.WriteByte('\n')
 		}
@@ -173,7 +183,7 @@ func Sections(s *record.Summary) []Section {
 		Row{"Hit ratio (%)", Percent(c.HitRatio)},
 	)
 
-	return []Section{
+	sections := []Section{
 		{"Configuration", cfg},
 		{"Results", []Row{
 			{"Total requests", Int(r.TotalRequests)},
@@ -217,6 +227,102 @@ func Sections(s *record.Summary) []Section {
 			{"P99 dispatch lag (ms)", OptFloat(cl.P99DispatchLagMs)},
 			{"Client CPU (s)", Float(cl.CPUSeconds)},
 		}},
+	}
+	if s.Goodput != nil {
+		sections = append(sections, Section{"Goodput", GoodputRows(s.Goodput)})
+	}
+	if s.Load != nil {
+		sections = append(sections, Section{"Load", LoadRows(s.Load)})
+	}
+	return sections
+}
+
+// wrap splits s into lines of at most n columns at spaces (a longer word
+// is cut).
+func wrap(s string, n int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		for width(w) > n {
+			if line != "" {
+				out = append(out, line)
+				line = ""
+			}
+			rs := []rune(w)
+			out = append(out, string(rs[:n]))
+			w = string(rs[n:])
+		}
+		switch {
+		case line == "":
+			line = w
+		case width(line)+1+width(w) <= n:
+			line += " " + w
+		default:
+			out = append(out, line)
+			line = w
+		}
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
+}
+
+// LoadRows are the `load` block's rows: the figures, the verdict and, as
+// notes, its reasons.
+func LoadRows(b *load.Block) []Row {
+	target := "workload's own"
+	if b.TargetRate != nil {
+		target = Float(*b.TargetRate)
+	}
+	arrival := b.Arrival
+	if b.TargetRate == nil {
+		arrival = "n/a"
+	} else if b.Arrival == load.Gamma && b.Burstiness != nil {
+		arrival = fmt.Sprintf("gamma (burstiness %s)", strconv.FormatFloat(*b.Burstiness, 'g', 4, 64))
+	}
+	capacity := "none"
+	if b.MaxConcurrency != nil {
+		capacity = Int(*b.MaxConcurrency)
+	}
+	verdict := "yes"
+	if !b.Delivered {
+		verdict = "NO"
+	}
+	rows := []Row{
+		{"Target rate (req/s)", target},
+		{"Achieved rate (req/s)", OptFloat(b.AchievedRate)},
+		{"Arrival", arrival},
+		{"Max concurrency", capacity},
+		{"Observed max concurrency", Int(b.ObservedMaxConcurrency)},
+		{"Mean concurrency", OptFloat(b.MeanConcurrency)},
+		{"P50 schedule lag (ms)", OptFloat(b.ScheduleLagP50ms)},
+		{"P99 schedule lag (ms)", OptFloat(b.ScheduleLagP99ms)},
+		{"Max schedule lag (ms)", OptFloat(b.ScheduleLagMaxms)},
+		{"Load delivered", verdict},
+	}
+	for _, r := range b.DegradedReasons {
+		rows = append(rows, Row{Value: "- " + r})
+	}
+	return rows
+}
+
+// GoodputRows are the `goodput` block's rows.
+func GoodputRows(g *load.Goodput) []Row {
+	slo := func(p *float64) string {
+		if p == nil {
+			return "not set"
+		}
+		return Float(*p)
+	}
+	return []Row{
+		{"SLO TTFT (ms)", slo(g.SLO.TTFTms)},
+		{"SLO TPOT (ms)", slo(g.SLO.TPOTms)},
+		{"SLO E2E latency (ms)", slo(g.SLO.E2Ems)},
+		{"Good requests", Int(g.GoodRequests)},
+		{"Good fraction (%)", Percent(g.GoodFraction)},
+		{"Goodput (req/s)", OptFloat(g.GoodputRPS)},
+		{"Goodput output (tok/s)", OptFloat(g.GoodputOutputTPS)},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/stats"
 )
@@ -234,5 +235,41 @@ func TestFailedChecks(t *testing.T) {
 	}
 	if len(base) != 1 {
 		t.Fatal("the caller's sections changed")
+	}
+}
+
+// TestLoadAndGoodputSections: Goodput follows Latency, then Load; the
+// verdict's reasons are wrapped whole, never cut, and every line keeps
+// the table's width.
+func TestLoadAndGoodputSections(t *testing.T) {
+	target, achieved, frac := 4.0, 0.52, 0.75
+	reason := "12 of 40 requests were held back by the workload's design, not by an overloaded client: a busy chat session (1 session(s)); to deliver the rate, give it more sessions through a larger --kv-cache-volume"
+	s := &record.Summary{
+		Config:  map[string]any{"workload": "multi-round-chat"},
+		Load:    &load.Block{TargetRate: &target, AchievedRate: &achieved, Arrival: "constant", DegradedReasons: []string{reason}},
+		Goodput: &load.Goodput{GoodRequests: 30, GoodFraction: &frac},
+	}
+	var b strings.Builder
+	if err := Text(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lat, good, ld := strings.Index(out, " Latency "), strings.Index(out, " Goodput "), strings.Index(out, " Load ")
+	if lat < 0 || good < lat || ld < good {
+		t.Fatalf("section order Latency %d, Goodput %d, Load %d:\n%s", lat, good, ld, out)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if len([]rune(l)) != Width {
+			t.Fatalf("line of %d columns: %q", len([]rune(l)), l)
+		}
+	}
+	joined := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(joined, "- "+reason) {
+		t.Fatalf("reason not whole in:\n%s", out)
+	}
+	for _, want := range []string{"Load delivered:", "NO", "Good fraction (%):", "75.00", "SLO TTFT (ms):", "not set", "Target rate (req/s):", "4.00"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing:\n%s", want, out)
+		}
 	}
 }

@@ -101,6 +101,9 @@ type Result struct {
 	// connection after its reused connection failed before any response
 	// byte (spec/record.md, Connections), else 0.
 	Retries int `json:"retries"`
+	// SLOMet is whether the request met the run's --slo (null without one);
+	// the runner judges it before the line is written.
+	SLOMet *bool `json:"slo_met"`
 	// Shard is the index of the shard that sent the request, on the lines
 	// of a sharded run only; it stays the last key (spec/record.md).
 	Shard *int `json:"shard,omitempty"`

@@ -44,8 +44,10 @@ func atLeast1(x float64) int {
 }
 
 // runBounded sends reqs in order with at most n in flight and calls
-// onDone (serialised) for each finished request. It stops dispatching when
-// ctx is done and returns once every sent request has finished.
+// onDone (serialised) for each finished request. Each request is
+// released (env.Release) in order once a slot is free; one that had to
+// wait for a slot is marked HeldBack. It stops dispatching when ctx is
+// done and returns once every sent request has finished.
 func runBounded(ctx context.Context, env Env, reqs []*sender.Request, n int, onDone func(sender.Result)) {
 	if n < 1 {
 		n = 1
@@ -56,9 +58,14 @@ func runBounded(ctx context.Context, env Env, reqs []*sender.Request, n int, onD
 	for _, req := range reqs {
 		select {
 		case sem <- struct{}{}:
-		case <-ctx.Done():
+		default:
+			req.HeldBack = true
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+			}
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !env.release(ctx, req) {
 			break
 		}
 		wg.Add(1)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
@@ -76,47 +76,6 @@ func MultiRoundChatHistory(i, history int) string {
 // MultiRoundChatQuery is user-input-length words "tell".
 func MultiRoundChatQuery(n int) string { return repeatWord(wordTell, n) }
 
-// mrcArrivals yields the offsets from the start of the measured phase at
-// which requests 0, 1, 2, ... are due: g/qps (fixed) or the running sum
-// of seeded exponential gaps of mean 1/qps (poisson, request 0 at 0).
-//
-// Shard I of N sends at qps/N: fixed arrivals are the whole run's
-// arrivals I, I+N, I+2N, ... (the shards interleave into the whole run's
-// schedule); poisson arrivals are the shard's own seeded process at
-// qps/N (independent Poisson processes add up to one at qps).
-type mrcArrivals struct {
-	qps     float64
-	poisson bool
-	shard   config.Shard
-	rng     *rand.Rand
-	g       int
-	sum     float64
-}
-
-func newMRCArrivals(qps float64, arrival string, seed int64, sh config.Shard) *mrcArrivals {
-	stream := uint64(0x6d7263)
-	if sh.Sharded() {
-		stream += uint64(sh.Index+1) << 32
-	}
-	return &mrcArrivals{qps: qps, poisson: arrival == "poisson", shard: sh, rng: rand.New(rand.NewPCG(uint64(seed), stream))}
-}
-
-func (a *mrcArrivals) next() time.Duration {
-	var sec float64
-	if a.poisson {
-		// The whole run's first request is due at once; a shard other
-		// than the first waits a gap for its first one too.
-		if a.g > 0 || a.shard.Index > 0 {
-			a.sum += a.rng.ExpFloat64() / a.shard.Rate(a.qps)
-		}
-		sec = a.sum
-	} else {
-		sec = float64(a.g*a.shard.Count+a.shard.Index) / a.qps
-	}
-	a.g++
-	return time.Duration(sec * float64(time.Second))
-}
-
 // MultiRoundChat simulates concurrent chat users whose history grows:
 // every request should reuse its session's system prompt and history
 // (warmed up beforehand) and, from its second round on, the earlier
@@ -127,6 +86,7 @@ type MultiRoundChat struct {
 	output                     int
 	qps, duration              float64
 	arrival                    string
+	load                       load.Settings
 	users                      int
 	sessions                   []*mrcSession
 	pause                      func(ctx context.Context, d time.Duration) bool
@@ -154,6 +114,15 @@ func newMultiRoundChat(p Params) (Workload, error) {
 	}
 	if p.TokensPerGB <= 0 {
 		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.MultiRoundChat)
+	}
+	ls, err := load.FromConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	// --request-rate is --mrc-qps; --arrival/--burstiness shape its gaps.
+	w.load, w.qps = ls, ls.Rate
+	if c.IsSet("arrival") || c.IsSet("burstiness") {
+		w.arrival = ls.Arrival
 	}
 	if w.shared+w.history <= 0 {
 		return nil, fmt.Errorf("--mrc-shared-prompt-length plus --mrc-chat-history-length must be > 0 (got %d and %d)", w.shared, w.history)
@@ -198,7 +167,7 @@ func (w *MultiRoundChat) Describe() []string {
 		fmt.Sprintf("multi-round-chat: %d sessions (system %d + history %d tokens), queries of %d tokens, answers up to %d tokens",
 			w.users, w.shared, w.history, w.input, w.output),
 		fmt.Sprintf("multi-round-chat: %s arrivals at %g requests/s for %gs, strict round robin (a busy session is waited for)",
-			w.arrival, w.qps, w.duration),
+			w.load.Arrival, w.qps, w.duration),
 	}
 	if sh := w.p.shard(); sh.Sharded() {
 		lines = append(lines, fmt.Sprintf("shard %s: the sessions s with s mod %d = %d (%d of %d), at %g requests/s",
@@ -227,12 +196,14 @@ func (w *MultiRoundChat) Run(ctx context.Context, env Env) error {
 	start := env.Now()
 	deadline := start.Add(length)
 	sh := w.p.shard()
-	arrivals := newMRCArrivals(w.qps, w.arrival, w.p.Seed, sh)
+	ls := w.load
+	ls.Shard = sh
+	arrivals := load.NewSchedule(ls)
 	query := MultiRoundChatQuery(w.input)
 	var wg sync.WaitGroup
 dispatch:
 	for g := 0; ; g++ {
-		due := start.Add(arrivals.next())
+		due := start.Add(arrivals.Next())
 		if !due.Before(deadline) {
 			break
 		}
@@ -269,6 +240,10 @@ dispatch:
 			Messages: msgs, MaxTokens: w.output, Scheduled: due, KeepText: true, HeldBack: waited,
 		}
 		setPrompt(req)
+		if !env.release(ctx, req) { // --max-concurrency
+			w.finish(s, false, nil)
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

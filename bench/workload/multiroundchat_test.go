@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
 )
@@ -113,34 +114,36 @@ func TestMultiRoundChatMessageShapes(t *testing.T) {
 	}
 }
 
+// TestMultiRoundChatArrivals: --mrc-qps with --mrc-arrival fixed is
+// LMCache's g/qps; --request-rate is the same setting, and --arrival
+// (or --burstiness) reshapes the gaps.
 func TestMultiRoundChatArrivals(t *testing.T) {
-	a := newMRCArrivals(4, "fixed", 1, whole)
-	for g := 0; g < 5; g++ {
-		if got, want := a.next(), time.Duration(g)*250*time.Millisecond; got != want {
-			t.Fatalf("fixed arrival %d at %v, want %v", g, got, want)
+	mrc := func(set map[string]any) *MultiRoundChat {
+		t.Helper()
+		wl, err := New(mkParams(t, config.MultiRoundChat, 1000, set))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wl.(*MultiRoundChat)
+	}
+	for _, set := range []map[string]any{{"mrc_qps": 4.0}, {"request_rate": "4"}, {"request_rate": "4", "mrc_qps": 4.0}} {
+		w := mrc(set)
+		a := load.NewSchedule(w.load)
+		for g := 0; g < 5; g++ {
+			if got, want := a.Next(), time.Duration(g)*250*time.Millisecond; got != want {
+				t.Fatalf("%v: arrival %d at %v, want %v", set, g, got, want)
+			}
 		}
 	}
-	p1, p2, p3 := newMRCArrivals(10, "poisson", 7, whole), newMRCArrivals(10, "poisson", 7, whole), newMRCArrivals(10, "poisson", 8, whole)
-	var last time.Duration
-	same, differs := true, false
-	for g := 0; g < 2000; g++ {
-		x, y, z := p1.next(), p2.next(), p3.next()
-		if g == 0 && x != 0 {
-			t.Fatalf("poisson request 0 at %v, want 0", x)
-		}
-		if x < last {
-			t.Fatalf("arrivals must not go back in time")
-		}
-		last = x
-		same = same && x == y
-		differs = differs || x != z
+	if w := mrc(map[string]any{"mrc_arrival": "poisson"}); w.load.Arrival != load.Poisson {
+		t.Fatalf("--mrc-arrival poisson gave %s", w.load.Arrival)
 	}
-	if !same || !differs {
-		t.Fatalf("poisson arrivals must depend on the seed only (same=%v differs=%v)", same, differs)
+	if w := mrc(map[string]any{"burstiness": 0.5}); w.load.Arrival != load.Gamma || w.arrival != load.Gamma {
+		t.Fatalf("--burstiness gave %s / %s", w.load.Arrival, w.arrival)
 	}
-	// 1999 gaps of mean 0.1 s: the total is within a few percent of 199.9 s.
-	if s := last.Seconds(); s < 185 || s > 215 {
-		t.Fatalf("2000 poisson arrivals at 10/s end at %.1fs", s)
+	_, err := New(mkParams(t, config.MultiRoundChat, 1000, map[string]any{"request_rate": "5", "mrc_qps": 4.0}))
+	if err == nil || !strings.Contains(err.Error(), "--request-rate") || !strings.Contains(err.Error(), "--mrc-qps") {
+		t.Fatalf("different --request-rate and --mrc-qps: %v", err)
 	}
 }
 

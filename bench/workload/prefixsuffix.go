@@ -128,7 +128,9 @@ func (w *PrefixSuffixTuner) Run(ctx context.Context, env Env) error {
 	pass := func(name, phase, prefix string, t *tally) {
 		env.Phase(name, w.num, 0)
 		for i := 0; i < w.num && ctx.Err() == nil; i++ {
-			res, ok := env.Send(ctx, build(fmt.Sprintf("%s_p%d", prefix, i), phase, i))
+			req := build(fmt.Sprintf("%s_p%d", prefix, i), phase, i)
+			req.HeldBack = i > 0 // each request waits for the one before
+			res, ok := env.Send(ctx, req)
 			if !ok {
 				return
 			}

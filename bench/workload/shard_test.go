@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
 )
@@ -162,12 +163,14 @@ func TestShardsPartitionMultiRoundChat(t *testing.T) {
 // Poisson shards each run their own process at qps/N: about a third of
 // the arrivals each, and not the same gaps.
 func TestShardPoissonRate(t *testing.T) {
-	a0 := newMRCArrivals(30, "poisson", 5, config.Shard{Index: 0, Count: 3})
-	a1 := newMRCArrivals(30, "poisson", 5, config.Shard{Index: 1, Count: 3})
+	ls := load.Settings{Rate: 30, Arrival: load.Poisson, Burstiness: 1, Seed: 5, Shard: config.Shard{Index: 0, Count: 3}}
+	a0 := load.NewSchedule(ls)
+	ls.Shard.Index = 1
+	a1 := load.NewSchedule(ls)
 	var x, y time.Duration
 	same := true
 	for g := 0; g < 3000; g++ {
-		x, y = a0.next(), a1.next()
+		x, y = a0.Next(), a1.Next()
 		same = same && x == y
 	}
 	if same {

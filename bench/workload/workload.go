@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
@@ -27,6 +28,29 @@ type Env struct {
 	Logf func(format string, args ...any)
 	// Now is the clock (the runner's; tests inject one).
 	Now func() time.Time
+	// Release times the next eligible measured request (spec/load.md):
+	// it blocks until the run's arrival process and concurrency cap let
+	// req go and marks it with its release time. A workload that sends
+	// several requests at once calls it in its own order, one request
+	// after another, before handing each to Send; Send releases any
+	// request not released yet. ok is false when ctx ended first. Nil
+	// means no load shaping.
+	Release func(ctx context.Context, req *sender.Request) (ok bool)
+}
+
+// release calls env.Release when there is one.
+func (env Env) release(ctx context.Context, req *sender.Request) bool {
+	if env.Release == nil {
+		return ctx.Err() == nil
+	}
+	return env.Release(ctx, req)
+}
+
+// HoldBacker is a workload that holds measured requests back by design
+// (an in-flight cap, a busy chat session, one request after another):
+// it says how, and what a user changes to deliver a higher rate.
+type HoldBacker interface {
+	HoldBack() *load.HoldBack
 }
 
 // Params are the resolved run-wide values a workload sizes itself from.

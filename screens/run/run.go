@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/screens/common"
@@ -620,22 +621,42 @@ func (m *Model) panelsView() string {
 	}
 	health := []string{
 		row("CPU", fmt.Sprintf("%.0f %%%s", s.CPUPercent, cores), w3),
+		row("rate", rateText(s.Load), w3),
 		row("max dispatch lag", fmt.Sprintf("%.1f ms", s.MaxDispatchLagMs), w3),
+	}
+	if g := s.Load.GoodFraction; g != nil {
+		health = append(health, row("good (SLO)", fmt.Sprintf("%.1f %%", *g*100), w3))
+	}
+	inner := w3 - st.Panel.GetHorizontalFrameSize()
+	switch {
+	case s.Warning != "":
+		health = append(health, st.Warn.Render(lipgloss.NewStyle().Width(inner).Render(s.Warning)))
+	case s.Load.Slipping:
+		// Never "keeps up" while the schedule slips: say why it does.
+		health = append(health, st.Warn.Render(lipgloss.NewStyle().Width(inner).Render("schedule slipping: "+s.Load.Cause)))
+	default:
+		health = append(health, st.OK.Render("client keeps up"))
 	}
 	if s.DroppedEvent > 0 {
 		health = append(health, row("log lines dropped", fmt.Sprint(s.DroppedEvent), w3))
-	}
-	if s.Warning != "" {
-		inner := w3 - st.Panel.GetHorizontalFrameSize()
-		wrapped := lipgloss.NewStyle().Width(inner).Render(s.Warning)
-		health = append(health, st.Warn.Render(wrapped))
-	} else {
-		health = append(health, st.OK.Render("client keeps up"))
 	}
 	return beside(
 		panel(st.Panel, st.PanelTitle.Render("Requests"), reqs, w1, panelLines),
 		panel(st.Panel, st.PanelTitle.Render("Cache"), strings.Join(cacheRows, "\n"), w2, panelLines),
 		panel(st.Panel, st.PanelTitle.Render("Client"), strings.Join(health, "\n"), w3, panelLines))
+}
+
+// rateText is the achieved request rate, over the target when there is
+// one.
+func rateText(l load.Live) string {
+	got := "n/a"
+	if l.AchievedRate != nil {
+		got = fmt.Sprintf("%.1f", *l.AchievedRate)
+	}
+	if l.TargetRate == nil {
+		return got + " req/s"
+	}
+	return fmt.Sprintf("%s / %.1f req/s", got, *l.TargetRate)
 }
 
 func failedText(st *theme.Styles, n int) string {

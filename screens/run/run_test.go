@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -232,5 +233,23 @@ func TestBothLinesDrawn(t *testing.T) {
 		if rows < 2 {
 			t.Errorf("%d second(s): %d line rows, want the p50 and the max:\n%s", n, rows, out)
 		}
+	}
+}
+
+// TestClientPanelNeverKeepsUpWhileSlipping: a schedule that slips is
+// said to, with its cause; the rate shows against its target and the
+// running good fraction appears with an SLO.
+func TestClientPanelNeverKeepsUpWhileSlipping(t *testing.T) {
+	m := newScreen(&source{})
+	target, got := 4.0, 0.5
+	m.Feed(bench.Snapshot{Load: load.Live{TargetRate: &target, AchievedRate: &got}})
+	if v := m.View(); !strings.Contains(v, "client keeps up") || !strings.Contains(v, "0.5 / 4.0 req/s") {
+		t.Fatalf("on schedule:\n%s", v)
+	}
+	good := 0.875
+	m.Feed(bench.Snapshot{Load: load.Live{TargetRate: &target, AchievedRate: &got, Slipping: true, Cause: "held back by the workload", GoodFraction: &good}})
+	v := m.View()
+	if strings.Contains(v, "keeps up") || !strings.Contains(v, "schedule slipping") || !strings.Contains(v, "87.5 %") {
+		t.Fatalf("slipping:\n%s", v)
 	}
 }

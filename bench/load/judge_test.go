@@ -1,0 +1,148 @@
+package load
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/sender"
+)
+
+func res(ok bool, ttft, latency float64, tokens int) *sender.Result {
+	r := &sender.Result{Successful: ok, RequestLatency: latency, CompletionTokens: &tokens, Phase: sender.PhaseMeasured}
+	if ttft >= 0 {
+		r.TTFT = &ttft
+	}
+	return r
+}
+
+func TestSLOMet(t *testing.T) {
+	slo := &SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond, E2E: 2 * time.Second}
+	cases := []struct {
+		name string
+		r    *sender.Result
+		want bool
+	}{
+		{"all within", res(true, 0.4, 1.4, 21), true}, // tpot (1.4-0.4)/20 = 50 ms: at the limit passes
+		{"ttft over", res(true, 0.6, 1.0, 5), false},
+		{"tpot over", res(true, 0.1, 1.2, 21), false}, // 55 ms
+		{"e2e over", res(true, 0.1, 2.1, 200), false},
+		{"one token: tpot passes", res(true, 0.2, 1.9, 1), true},
+		{"failed", res(false, 0.1, 0.2, 5), false},
+		{"no first token", res(true, -1, 0.2, 5), false},
+	}
+	for _, c := range cases {
+		if got := slo.Met(c.r); got == nil || *got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if (*SLO)(nil).Met(res(true, 0, 0, 1)) != nil {
+		t.Error("no SLO: slo_met must be null")
+	}
+	// Only the named figures count.
+	if got := (&SLO{E2E: time.Second}).Met(res(true, 0.9, 0.95, 2)); !*got {
+		t.Error("an e2e-only SLO judged TTFT")
+	}
+}
+
+// feed adds n measured results submitted gap apart, each lag ms after
+// its scheduled time, held as given.
+func feed(tr *Tracker, n int, gap time.Duration, lag float64, hold Hold, slo *SLO) {
+	feedSlipping(tr, n, gap, lag, 0, hold, slo)
+}
+
+// feedSlipping adds requests whose lag grows by step ms each.
+func feedSlipping(tr *Tracker, n int, gap time.Duration, lag, step float64, hold Hold, slo *SLO) {
+	t0 := time.Unix(5000, 0)
+	for i := 0; i < n; i++ {
+		r := res(true, 0.1, 0.2, 10)
+		r.Submit = t0.Add(time.Duration(i) * gap)
+		l := lag + float64(i)*step
+		r.DispatchLagMs = &l
+		r.SLOMet = slo.Met(r)
+		tr.Begin()
+		tr.Finish(r, hold)
+	}
+}
+
+func TestTrackerDelivered(t *testing.T) {
+	s := Settings{Rate: 100, Arrival: Poisson, Burstiness: 1}
+	tr := NewTracker(s)
+	feed(tr, 100, 10*time.Millisecond, 0.5, NotHeld, nil)
+	b, g := tr.Final(1.2, nil, nil)
+	if !b.Delivered || len(b.DegradedReasons) != 0 || g != nil {
+		t.Fatalf("on-time run: %+v goodput %v", b, g)
+	}
+	if b.AchievedRate == nil || *b.AchievedRate < 100 || *b.AchievedRate > 102 {
+		t.Fatalf("achieved %v, want 100/0.99 s", b.AchievedRate)
+	}
+	if b.TargetRate == nil || *b.TargetRate != 100 || *b.ScheduleLagP99ms != 0.5 || b.ObservedMaxConcurrency != 1 {
+		t.Fatalf("figures %+v", b)
+	}
+	if m := *b.MeanConcurrency; m < 16.6 || m > 16.7 {
+		t.Fatalf("mean concurrency %v, want 100*0.2/1.2", m)
+	}
+}
+
+// TestTrackerReasons: the verdict says what slipped and tells apart the
+// workload's design, the cap and the client.
+func TestTrackerReasons(t *testing.T) {
+	s := Settings{Rate: 4, Arrival: Constant, MaxConcurrency: 2}
+	hb := &HoldBack{What: "a busy chat session (1 session(s))", Fix: "give it more sessions through a larger --kv-cache-volume"}
+	cases := []struct {
+		hold Hold
+		want []string
+	}{
+		{HeldByWorkload, []string{"held back by the workload's design", "busy chat session", "--kv-cache-volume"}},
+		{HeldByCap, []string{"--max-concurrency 2", "raise --max-concurrency"}},
+		{NotHeld, []string{"client cannot keep up", "lower --request-rate"}},
+	}
+	for _, c := range cases {
+		tr := NewTracker(s)
+		// Scheduled 250 ms apart, sent 2 s apart: 0.5 req/s delivered of 4.
+		feedSlipping(tr, 60, 2*time.Second, 4200, 1750, c.hold, nil)
+		b, _ := tr.Final(120, hb, nil)
+		all := strings.Join(b.DegradedReasons, " | ")
+		if b.Delivered || !strings.Contains(all, "achieved 0.51 req/s") || !strings.Contains(all, "p99 schedule lag") {
+			t.Fatalf("hold %d: %v", c.hold, all)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("hold %d: %q missing from %q", c.hold, w, all)
+			}
+		}
+		if live := tr.Live(); !live.Slipping {
+			t.Errorf("hold %d: the live verdict must say the schedule slips", c.hold)
+		}
+	}
+	tr := NewTracker(s)
+	feed(tr, 10, 250*time.Millisecond, 1, NotHeld, nil)
+	b, _ := tr.Final(3, nil, []string{"scheduler p99 latency 9 ms"})
+	if b.Delivered || !strings.Contains(b.DegradedReasons[0], "client overloaded: scheduler p99 latency 9 ms") {
+		t.Fatalf("overload: %+v", b)
+	}
+}
+
+func TestGoodput(t *testing.T) {
+	slo := &SLO{TTFT: 150 * time.Millisecond}
+	tr := NewTracker(Settings{Rate: inf(), SLO: slo})
+	feed(tr, 3, time.Second, 0, NotHeld, slo) // good: ttft 100 ms, 10 tokens each
+	bad := res(true, 0.3, 0.4, 7)             // too slow
+	bad.SLOMet = slo.Met(bad)
+	failed := res(false, 0.1, 0.1, 0)
+	failed.SLOMet = slo.Met(failed)
+	for _, r := range []*sender.Result{bad, failed} {
+		tr.Begin()
+		tr.Finish(r, NotHeld)
+	}
+	_, g := tr.Final(2, nil, nil)
+	if g == nil || g.GoodRequests != 3 || *g.GoodFraction != 0.6 || *g.GoodputRPS != 1.5 || *g.GoodputOutputTPS != 15 {
+		t.Fatalf("goodput %+v", g)
+	}
+	if *g.SLO.TTFTms != 150 || g.SLO.TPOTms != nil || g.SLO.E2Ems != nil {
+		t.Fatalf("slo %+v", g.SLO)
+	}
+	if l := tr.Live(); l.GoodFraction == nil || *l.GoodFraction != 0.6 {
+		t.Fatalf("live good fraction %v", l.GoodFraction)
+	}
+}
