@@ -44,7 +44,7 @@ func TestRunHelpThroughBinary(t *testing.T) {
 		t.Errorf("run --help lacks the README's first command:\n%s", r.Stdout)
 	}
 	order, body := helpSections(r.Stdout)
-	want := []string{"Engine", "General", "Output"}
+	want := []string{"Engine", "General", "Load shaping and SLOs (spec/load.md)", "Output"}
 	for _, w := range config.Workloads {
 		want = append(want, fmt.Sprintf("%s (--%s-*)", w, config.Prefix[w]))
 	}
@@ -59,9 +59,9 @@ func TestRunHelpThroughBinary(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("flag sections %q, want %q (all sections: %q)", got, want, order)
 	}
-	title := map[string]string{"engine": "Engine", "general": "General", "output": "Output"}
+	title := map[string]string{"engine": "Engine", "general": "General", "load": "Load shaping and SLOs (spec/load.md)", "output": "Output"}
 	for i, w := range config.Workloads {
-		title[w] = want[3+i]
+		title[w] = want[4+i]
 	}
 	for _, f := range config.Fields {
 		flag := "--" + f.Flag + " "
