@@ -60,8 +60,8 @@ func ParseRate(s string) (float64, error) {
 		return math.Inf(1), nil
 	}
 	x, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
-		return 0, fmt.Errorf("--request-rate must be a number > 0 or inf (got %q)", s)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 || x > config.MaxRate {
+		return 0, fmt.Errorf("--request-rate must be a number in (0, %d] or inf (got %q)", config.MaxRate, s)
 	}
 	return x, nil
 }
