@@ -114,6 +114,9 @@ type runJSON struct {
 	HitRatio         *float64 `json:"hit_ratio"`
 	Interrupted      bool     `json:"interrupted"`
 	Complete         bool     `json:"complete"`
+	// Shards is the shard count of a merged run (kvbench merge), null for
+	// the run of one process.
+	Shards *int `json:"shards"`
 }
 
 func nullable(s string) *string {
@@ -136,6 +139,9 @@ func WriteRunsJSON(w io.Writer, list []runs.Run) error {
 		}
 		if !r.StartedAt.IsZero() {
 			j.StartedAt = nullable(r.StartedAt.UTC().Format(time.RFC3339))
+		}
+		if r.Shards > 0 {
+			j.Shards = &r.Shards
 		}
 		out = append(out, j)
 	}
@@ -170,6 +176,9 @@ func WriteRunsTable(w io.Writer, list []runs.Run) error {
 		status := string(r.Status())
 		if r.Corrupt > 0 {
 			status += fmt.Sprintf(" (%d unreadable line(s))", r.Corrupt)
+		}
+		if n := r.ShardNote(); n != "" {
+			status += " (" + n + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%.2f\t%s\t%s\n",
 			r.ID, started, dash(r.Name), dash(r.Workload), dash(r.Model), dash(r.EngineHost()),

@@ -466,10 +466,17 @@ func writeTable(b *strings.Builder, rows [][]string, right []bool) {
 }
 
 func statusNote(r *Run) string {
+	var notes []string
 	if s := r.Status(); s != StatusOK {
-		return " (" + string(s) + ")"
+		notes = append(notes, string(s))
 	}
-	return ""
+	if n := r.ShardNote(); n != "" {
+		notes = append(notes, "merged from "+n)
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, ", ") + ")"
 }
 
 // CompareNamed resolves two runs named by id (in runsDir) or path, reads

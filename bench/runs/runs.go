@@ -71,6 +71,28 @@ type Run struct {
 	// Err is why the summary could not be read, when a summary file exists
 	// but is unreadable (the run is then summarised from its lines).
 	Err error
+	// Shards is how many shard folders a merged run was made of (kvbench
+	// merge), 0 for the run of one process; Partial says some were
+	// missing; StartSkewMs is the largest start skew over them.
+	Shards      int
+	Partial     bool
+	StartSkewMs *float64
+}
+
+// ShardNote says what a merged run was made of ("3 shards", "2 shards,
+// partial"); "" for the run of one process.
+func (r *Run) ShardNote() string {
+	if r.Shards == 0 {
+		return ""
+	}
+	note := fmt.Sprintf("%d shards", r.Shards)
+	if r.Shards == 1 {
+		note = "1 shard"
+	}
+	if r.Partial {
+		note += ", partial"
+	}
+	return note
 }
 
 // Status is what the explorer shows in its status column.
@@ -326,6 +348,11 @@ func fromSummary(dir string, s *record.Summary) Run {
 		Interrupted:        s.Run.Interrupted,
 		ExitCode:           s.Run.ExitCode,
 		Complete:           true,
+		Shards:             len(s.Shards),
+		Partial:            s.Partial,
+	}
+	if len(s.Shards) > 0 {
+		r.StartSkewMs = s.StartSkewMs
 	}
 	c := configIdentity(s.Config)
 	r.Workload, r.Model, r.EngineURL = c.Workload, c.Model, secret.Strip(c.EngineURL)

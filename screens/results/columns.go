@@ -52,6 +52,14 @@ func nilLast(a, b *float64) int {
 	return cmp.Compare(*a, *b)
 }
 
+// nameWithShards is the run's name, with the shard count of a merged run.
+func nameWithShards(r *runs.Run) string {
+	if n := r.ShardNote(); n != "" {
+		return strings.TrimPrefix(r.Name+" ["+n+"]", " ")
+	}
+	return orDash(r.Name)
+}
+
 func fold(a, b string) int { return cmp.Compare(strings.ToLower(a), strings.ToLower(b)) }
 
 // markColumn is the cursor and A/B mark column, always shown, never sorted.
@@ -61,7 +69,7 @@ var columns = []column{
 	{title: "", min: 2, priority: 0},
 	{title: "Started", min: len(startedLayout), priority: 1, value: started,
 		compare: func(a, b *runs.Run) int { return a.StartedAt.Compare(b.StartedAt) }},
-	{title: "Name", min: 8, flex: true, priority: 2, value: func(r *runs.Run) string { return orDash(r.Name) },
+	{title: "Name", min: 8, flex: true, priority: 2, value: nameWithShards,
 		compare: func(a, b *runs.Run) int { return fold(a.Name, b.Name) }},
 	{title: "Workload", min: 10, flex: true, priority: 8, value: func(r *runs.Run) string { return orDash(r.Workload) },
 		compare: func(a, b *runs.Run) int { return fold(a.Workload, b.Workload) }},

@@ -390,6 +390,14 @@ func (d *Detail) buildSummary() {
 	if !r.Complete {
 		run = append(run, [2]string{"Summary", "from requests.jsonl"})
 	}
+	if n := r.ShardNote(); n != "" {
+		run = append(run, [2]string{"Merged from", n})
+		skew := runs.FormatValue(r.StartSkewMs, "ms")
+		if r.StartSkewMs != nil {
+			skew += " ms"
+		}
+		run = append(run, [2]string{"Largest start skew", skew})
+	}
 	add("Run", run)
 
 	section, rows := "", [][2]string(nil)
