@@ -154,12 +154,15 @@ type Runner struct {
 	load        load.Settings
 	gate        *load.Gate // nil: the workload's own schedule, uncapped
 	tracker     *load.Tracker
-	released    sync.Map // *sender.Request -> load.Ticket, released ahead of Send
+	released    sync.Map    // *sender.Request -> load.Ticket, released ahead of Send
+	salt        *PromptSalt // --prompt-salt, applied to every request sent
+	cacheReset  *string     // what dropped the engine's cache (--reset-cache), nil when not asked
 }
 
 // New builds the workload (validating its settings), returns a failed
-// preflight (*EngineError), creates the run folder and writes
-// config.json. Nothing is sent yet.
+// preflight (*EngineError), drops the engine's prefix cache when
+// --reset-cache asks (an *EngineError when nothing answered), creates the
+// run folder and writes config.json. No benchmark request is sent yet.
 func New(p *Prepared) (*Runner, error) {
 	wl, err := workload.New(workload.Params{
 		Config:      p.Config,
@@ -176,6 +179,14 @@ func New(p *Prepared) (*Runner, error) {
 	}
 	if p.PreflightErr != nil {
 		return nil, p.PreflightErr
+	}
+	var cacheReset *string
+	if p.Config.Bool("reset_cache") {
+		ep, err := ResetCache(context.Background(), ResetOptions{BaseURL: p.EngineURL, APIKey: p.apiKey, UserInfo: p.user})
+		if err != nil {
+			return nil, err
+		}
+		cacheReset = &ep
 	}
 	outDir := p.Config.String("output_dir")
 	if outDir == "" {
@@ -230,6 +241,12 @@ func New(p *Prepared) (*Runner, error) {
 		gate:    load.NewGate(ls, now),
 		tracker: load.NewTracker(ls),
 	}
+	runKey := ""
+	if r.shard.Sharded() {
+		runKey = p.Config.RunKey()
+	}
+	r.cacheReset = cacheReset
+	r.salt = NewPromptSalt(p.Config.String("prompt_salt"), rec.ID(), runKey)
 	r.reqCtx, r.reqCancel = context.WithCancel(context.Background())
 	if raw := p.Config.ConnURL("metrics_url"); raw != "" {
 		if raw == "builtin" && p.builtin != nil {
@@ -405,7 +422,9 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 	r.inflight.Add(1)
 	r.sent.Add(1)
 	r.emit(Event{Kind: RequestSent, RequestID: req.ID, Phase: req.Phase})
-	res := r.client.Do(r.reqCtx, req)
+	sent := *req // salted on a copy: a workload may send one request twice
+	r.salt.Apply(&sent)
+	res := r.client.Do(r.reqCtx, &sent)
 	r.inflight.Add(-1)
 	res.SLOMet = r.load.SLO.Met(&res)
 	if measured {
@@ -623,6 +642,7 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 		sum.Run.ExitCode = 4
 	}
 	code := sum.Run.ExitCode
+	sum.CacheReset = r.cacheReset
 	if server != nil {
 		sum.ServerMetrics = server
 	}

@@ -482,6 +482,11 @@ func (c *Config) SummaryConfig(engineURL, outputDir string) Ordered {
 	for _, f := range WorkloadFields(c.Workload()) {
 		o = append(o, Pair{f.Key, jsonValue(c.values[f.Key])})
 	}
+	salt := c.String("prompt_salt")
+	if salt == "" {
+		salt = "auto"
+	}
+	o = append(o, Pair{"prompt_salt", salt})
 	if b := c.ShardBlock(); b != nil {
 		o = append(o, Pair{"shard", b})
 	}

@@ -95,6 +95,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.method(w, r, http.MethodGet) {
 			s.handleStatus(w)
 		}
+	case "/reset_prefix_cache":
+		if s.method(w, r, http.MethodPost) {
+			writeJSON(w, http.StatusOK, map[string]any{"dropped_blocks": s.cache.Reset()})
+		}
 	case "/health":
 		if s.method(w, r, http.MethodGet) {
 			w.WriteHeader(http.StatusOK)

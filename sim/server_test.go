@@ -466,3 +466,24 @@ func TestCloseCutsOffStalledStreams(t *testing.T) {
 	// The hour-long stall was cut off: the body ends now.
 	io.Copy(io.Discard, resp.Body)
 }
+
+// POST /reset_prefix_cache drops both tiers, as vLLM's dev endpoint does.
+func TestResetPrefixCache(t *testing.T) {
+	r := startSim(t, func(c *Config) { c.GPUKVGB, c.CPUKVGB = 0.01, 0.01 })
+	text := words("hi", 300)
+	streamChat(t, r.URL(), text, nil)
+	if got := streamChat(t, r.URL(), text, nil).Usage.cached(t); got == 0 {
+		t.Fatal("the repeat reused nothing before the reset")
+	}
+	resp := post(t, r.URL(), "/reset_prefix_cache", "")
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("reset: HTTP %d", resp.StatusCode)
+	}
+	if got := streamChat(t, r.URL(), text, nil).Usage.cached(t); got != 0 {
+		t.Errorf("after the reset %d tokens were cached, want 0", got)
+	}
+	if code, _ := get(t, r.URL(), "/reset_prefix_cache"); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /reset_prefix_cache: HTTP %d, want 405", code)
+	}
+}

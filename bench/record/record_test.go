@@ -287,7 +287,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 		t.Errorf("empty server_metrics written")
 	}
 
-	wantTop := []string{"schema_version", "tool", "run", "config", "results", "cache", "latency", "client", "load", "goodput", "workload"}
+	wantTop := []string{"schema_version", "tool", "run", "config", "results", "cache", "latency", "client", "load", "goodput", "workload", "cache_reset"}
 	if got := testutil.ObjectKeys(t, raw, ""); strings.Join(got, ",") != strings.Join(wantTop, ",") {
 		t.Errorf("top-level keys = %v, want %v", got, wantTop)
 	}

@@ -67,7 +67,10 @@ type Summary struct {
 	Load          *load.Block   `json:"load"`
 	Goodput       *load.Goodput `json:"goodput"`
 	Workload      any           `json:"workload"`
-	ServerMetrics any           `json:"server_metrics,omitempty"`
+	// CacheReset names the endpoint that dropped the engine's prefix
+	// cache before the run (--reset-cache), null when none was asked.
+	CacheReset    *string `json:"cache_reset"`
+	ServerMetrics any     `json:"server_metrics,omitempty"`
 
 	// Shard is {index, count, start_at} of one shard of a sharded run (or
 	// of a run given --start-at); StartSkewMs is its first measured submit

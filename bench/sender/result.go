@@ -57,6 +57,9 @@ type Request struct {
 	// scheduled time (multi-round-chat waiting for a busy session): its
 	// dispatch lag is recorded but is not the client's overload.
 	HeldBack bool
+	// Verbatim marks a prompt the user supplied word for word: the
+	// runner never salts it (spec/load.md, Cache isolation).
+	Verbatim bool
 	// KeepText asks for the reply's content in Result.Text.
 	KeepText bool
 	// KeepGaps asks for the chunk gaps in Result.RoundGapsMs (pooled ITL).

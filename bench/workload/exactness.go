@@ -239,7 +239,8 @@ func (w *ConcurrentExactness) Describe() []string {
 // request builds request id for prompt j.
 func (w *ConcurrentExactness) request(id, phase string, j int) *sender.Request {
 	pr := w.prompts[j]
-	r := &sender.Request{ID: id, Phase: phase, MaxTokens: w.tokens, Temperature: w.temperature, KeepGaps: true}
+	// The user's own prompts (--ce-prompts) are sent as given, never salted.
+	r := &sender.Request{ID: id, Phase: phase, MaxTokens: w.tokens, Temperature: w.temperature, KeepGaps: true, Verbatim: w.fromFile}
 	if w.temperature > 0 {
 		// A sampled reply is only comparable under a fixed seed.
 		seed := w.p.Seed

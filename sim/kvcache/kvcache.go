@@ -248,6 +248,27 @@ func (c *Cache) Release(l *Lookup) {
 	l.pinned = nil
 }
 
+// Reset drops every cached block of both tiers that no running request
+// holds (vLLM's reset_prefix_cache); the blocks of requests still running
+// stay until they are released. It returns the blocks dropped.
+func (c *Cache) Reset() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for b := c.gpuFree.head; b != nil; b = c.gpuFree.head {
+		c.gpuFree.remove(b)
+		c.gpuUsed--
+		delete(c.blocks, b.hash)
+		n++
+	}
+	for b := c.cpu.head; b != nil; b = c.cpu.head {
+		c.cpu.remove(b)
+		delete(c.blocks, b.hash)
+		n++
+	}
+	return n
+}
+
 // Usage is the share of GPU blocks held by running requests, in [0,1]. As
 // in vLLM, cached blocks that no request uses count as free: they are
 // evictable at any time.
