@@ -64,9 +64,9 @@ type Summary struct {
 	Client        stats.Client  `json:"client"`
 	// Load and Goodput are spec/load.md's blocks; Load is nil only in
 	// summaries written before it existed, Goodput without an SLO.
-	Load          *load.Block   `json:"load"`
-	Goodput       *load.Goodput `json:"goodput"`
-	Workload      any           `json:"workload"`
+	Load     *load.Block   `json:"load"`
+	Goodput  *load.Goodput `json:"goodput"`
+	Workload any           `json:"workload"`
 	// CacheReset names the endpoint that dropped the engine's prefix
 	// cache before the run (--reset-cache), null when none was asked.
 	CacheReset    *string `json:"cache_reset"`
