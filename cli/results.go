@@ -180,6 +180,9 @@ func WriteRunsTable(w io.Writer, list []runs.Run) error {
 		if n := r.ShardNote(); n != "" {
 			status += " (" + n + ")"
 		}
+		if n := r.LoadNote(); n != "" {
+			status += ", " + n
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%.2f\t%s\t%s\n",
 			r.ID, started, dash(r.Name), dash(r.Workload), dash(r.Model), dash(r.EngineHost()),
 			r.TotalRequests-r.FailedRequests, r.FailedRequests, r.MeanTTFTms, r.P99TTFTms, r.OutputThroughput, hit,

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
+	"github.com/kvbench/kvbench/cli"
 	"github.com/kvbench/kvbench/internal/testbin"
 	"github.com/kvbench/kvbench/internal/testutil"
 )
@@ -312,5 +314,27 @@ func TestDurabilityKill9(t *testing.T) {
 	cmp := testbin.Run(t, 30*time.Second, nil, "compare", dir, filepath.Base(dir), "--runs-dir", out, "--no-interactive")
 	if cmp.Code != 0 || !strings.Contains(cmp.Stdout, "(incomplete)") {
 		t.Errorf("compare: exit %d\n%s%s", cmp.Code, cmp.Stdout, cmp.Stderr)
+	}
+}
+
+// TestResultsTableMarksUndeliveredLoad: a run whose load block says it
+// did not deliver is marked in the status column.
+func TestResultsTableMarksUndeliveredLoad(t *testing.T) {
+	no, yes := false, true
+	var b strings.Builder
+	err := cli.WriteRunsTable(&b, []runs.Run{
+		{ID: "slipped", Complete: true, Delivered: &no},
+		{ID: "fine", Complete: true, Delivered: &yes},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "slipped") && !strings.Contains(l, "load not delivered"):
+			t.Errorf("undelivered run not marked: %q", l)
+		case strings.HasPrefix(l, "fine") && strings.Contains(l, "not delivered"):
+			t.Errorf("delivered run marked: %q", l)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/secret"
@@ -115,6 +116,49 @@ var figureDefs = []figureDef{
 	{"Client", "client.cpu_seconds", "Client CPU", "s", Lower, func(s *record.Summary) *float64 { return f64(s.Client.CPUSeconds) }},
 	{"Client", "client.max_dispatch_lag_ms", "Max dispatch lag", "ms", Lower, func(s *record.Summary) *float64 { return s.Client.MaxDispatchLagMs }},
 	{"Client", "client.p99_dispatch_lag_ms", "P99 dispatch lag", "ms", Lower, func(s *record.Summary) *float64 { return s.Client.P99DispatchLagMs }},
+
+	{"Load", "load.target_rate", "Target rate", "req/s", Neutral, func(s *record.Summary) *float64 {
+		return loadFig(s, func(b *load.Block) *float64 { return b.TargetRate })
+	}},
+	{"Load", "load.achieved_rate", "Achieved rate", "req/s", Higher, func(s *record.Summary) *float64 {
+		return loadFig(s, func(b *load.Block) *float64 { return b.AchievedRate })
+	}},
+	{"Load", "load.mean_concurrency", "Mean concurrency", "", Neutral, func(s *record.Summary) *float64 {
+		return loadFig(s, func(b *load.Block) *float64 { return b.MeanConcurrency })
+	}},
+	{"Load", "load.schedule_lag_p99_ms", "P99 schedule lag", "ms", Lower, func(s *record.Summary) *float64 {
+		return loadFig(s, func(b *load.Block) *float64 { return b.ScheduleLagP99ms })
+	}},
+	{"Load", "load.delivered", "Load delivered (1 = yes)", "", Higher, func(s *record.Summary) *float64 {
+		if s.Load == nil {
+			return nil
+		}
+		if s.Load.Delivered {
+			return f64(1)
+		}
+		return f64(0)
+	}},
+
+	{"Goodput", "goodput.good_fraction", "Good fraction", "%", Higher, func(s *record.Summary) *float64 {
+		if s.Goodput == nil {
+			return nil
+		}
+		return pct(s.Goodput.GoodFraction)
+	}},
+	{"Goodput", "goodput.goodput_rps", "Goodput", "req/s", Higher, func(s *record.Summary) *float64 {
+		if s.Goodput == nil {
+			return nil
+		}
+		return s.Goodput.GoodputRPS
+	}},
+}
+
+// loadFig reads a figure of the load block, nil without one.
+func loadFig(s *record.Summary, get func(*load.Block) *float64) *float64 {
+	if s.Load == nil {
+		return nil
+	}
+	return get(s.Load)
 }
 
 func pct(p *float64) *float64 {
@@ -398,6 +442,14 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A: %s%s\n", c.A.Run.ID, statusNote(&c.A.Run))
 	fmt.Fprintf(&b, "B: %s%s\n", c.B.Run.ID, statusNote(&c.B.Run))
+	for _, side := range []struct {
+		name string
+		r    *Run
+	}{{"A", &c.A.Run}, {"B", &c.B.Run}} {
+		for _, reason := range side.r.DegradedReasons {
+			fmt.Fprintf(&b, "  %s did not deliver its load: %s\n", side.name, reason)
+		}
+	}
 	var rows [][]string
 	flush := func() {
 		writeTable(&b, rows, []bool{false, true, true, true, false})
@@ -472,6 +524,9 @@ func statusNote(r *Run) string {
 	}
 	if n := r.ShardNote(); n != "" {
 		notes = append(notes, "merged from "+n)
+	}
+	if n := r.LoadNote(); n != "" {
+		notes = append(notes, n)
 	}
 	if len(notes) == 0 {
 		return ""

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 )
@@ -129,5 +130,36 @@ func TestCompareText(t *testing.T) {
 				t.Errorf("mean TTFT row: %q", l)
 			}
 		}
+	}
+}
+
+// TestCompareMarksUndeliveredLoad: a run that did not deliver its load
+// is marked next to its id, with its reasons, and the load figures are
+// compared.
+func TestCompareMarksUndeliveredLoad(t *testing.T) {
+	target, got, ok := 4.0, 0.5, 3.9
+	reason := "12 of 40 requests were held back by the workload's design"
+	a, b := loadPair(t,
+		runstest.Spec{Name: "a", Started: t0, Requests: 10, Summary: true,
+			Load: &load.Block{TargetRate: &target, AchievedRate: &ok, Delivered: true, DegradedReasons: []string{}}},
+		runstest.Spec{Name: "b", Started: t0.Add(time.Minute), Requests: 10, Summary: true,
+			Load: &load.Block{TargetRate: &target, AchievedRate: &got, DegradedReasons: []string{reason}}})
+	var buf bytes.Buffer
+	if err := runs.Compare(a, b).WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"A: " + a.Run.ID + "\n",
+		"B: " + b.Run.ID + " (load not delivered)\n",
+		"B did not deliver its load: " + reason,
+		"\nLoad\n", "Achieved rate (req/s)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "A did not deliver") {
+		t.Errorf("A delivered:\n%s", out)
 	}
 }

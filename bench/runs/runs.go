@@ -77,6 +77,10 @@ type Run struct {
 	Shards      int
 	Partial     bool
 	StartSkewMs *float64
+	// Delivered is the load block's verdict, nil when unknown (no summary,
+	// or one written before the load block); DegradedReasons say why not.
+	Delivered       *bool
+	DegradedReasons []string
 }
 
 // ShardNote says what a merged run was made of ("3 shards", "2 shards,
@@ -93,6 +97,15 @@ func (r *Run) ShardNote() string {
 		note += ", partial"
 	}
 	return note
+}
+
+// LoadNote is a short mark for a run that did not deliver the load it
+// claims, "" otherwise.
+func (r *Run) LoadNote() string {
+	if r.Delivered == nil || *r.Delivered {
+		return ""
+	}
+	return "load not delivered"
 }
 
 // Status is what the explorer shows in its status column.
@@ -356,6 +369,10 @@ func fromSummary(dir string, s *record.Summary) Run {
 	}
 	c := configIdentity(s.Config)
 	r.Workload, r.Model, r.EngineURL = c.Workload, c.Model, secret.Strip(c.EngineURL)
+	if s.Load != nil {
+		d := s.Load.Delivered
+		r.Delivered, r.DegradedReasons = &d, s.Load.DegradedReasons
+	}
 	return r
 }
 

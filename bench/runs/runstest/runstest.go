@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
@@ -49,6 +50,8 @@ type Spec struct {
 	Config map[string]any
 	// CPUSeconds goes into the client block.
 	CPUSeconds float64
+	// Load is the summary's load block (nil: none, as before it existed).
+	Load *load.Block
 }
 
 func ip(v int) *int         { return &v }
@@ -203,6 +206,7 @@ func write(runsDir string, s Spec) (string, error) {
 		Cache:   b.Cache,
 		Latency: b.Latency,
 		Client:  b.Client,
+		Load:    s.Load,
 	}
 	if err := w.WriteSummary(sum); err != nil {
 		return "", err
