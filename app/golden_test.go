@@ -194,10 +194,10 @@ func TestGoldenRunFinished(t *testing.T) {
 	eachSize(t, func(t *testing.T, c *common.Common, w, h int) string {
 		s := run.NewFromSource(c, &fakeSource{}, runInfo())
 		m := sized(c, s, w, h)
-		ev := append(liveEvents(), bench.Event{Kind: bench.RunFinished, Time: t0.Add(20 * time.Second), Summary: finishedSummary(), ExitCode: 1})
 		snap := liveSnapshot()
 		snap.InFlight, snap.Elapsed, snap.Finished = 0, 20*time.Second, true
-		s.Feed(snap, ev...)
+		s.Feed(snap, liveEvents()...)
+		s.End(bench.Finish{Summary: finishedSummary(), ExitCode: 1})
 		return m.render()
 	})
 }

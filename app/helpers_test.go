@@ -73,9 +73,9 @@ type fakeSource struct {
 
 func (f *fakeSource) Events() <-chan bench.Event { return f.events }
 func (f *fakeSource) Snapshot() bench.Snapshot   { return f.snap }
-func (f *fakeSource) Run(ctx context.Context) (*record.Summary, int) {
+func (f *fakeSource) Run(ctx context.Context) bench.Finish {
 	<-ctx.Done()
-	return nil, 130
+	return bench.Finish{ExitCode: 130}
 }
 func (f *fakeSource) Abort() {}
 

@@ -23,7 +23,7 @@ func TestMovesAreTheSameKeysOnEveryScreen(t *testing.T) {
 	}
 	live := run.NewFromSource(c, &fakeSource{}, runInfo())
 	finished := run.NewFromSource(c, &fakeSource{}, runInfo())
-	finished.Feed(bench.Snapshot{}, bench.Event{Kind: bench.RunFinished, Summary: finishedSummary()})
+	finished.End(bench.Finish{Summary: finishedSummary()})
 	screens := []common.Screen{live, finished}
 	for _, i := range []common.Intent{
 		common.OpenResults{}, common.OpenRunDetail{Dir: t.TempDir()}, common.OpenCompare{A: "a", B: "b"},

@@ -9,14 +9,13 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/kvbench/kvbench/bench"
-	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/screens/run"
 	"github.com/kvbench/kvbench/screens/screentest"
 )
 
 // stoppableSource runs until its context is cancelled, then finishes as
-// the runner does after an interrupt: a RunFinished event with an
-// interrupted summary, the channel closed, exit 130.
+// the runner does after an interrupt: the event channel closed, then an
+// interrupted summary and exit 130 returned.
 type stoppableSource struct {
 	events  chan bench.Event
 	aborted atomic.Bool
@@ -31,16 +30,16 @@ func (s *stoppableSource) Events() <-chan bench.Event { return s.events }
 func (s *stoppableSource) Snapshot() bench.Snapshot   { return liveSnapshot() }
 func (s *stoppableSource) Abort()                     { s.aborted.Store(true) }
 
-func (s *stoppableSource) Run(ctx context.Context) (*record.Summary, int) {
+func (s *stoppableSource) Run(ctx context.Context) bench.Finish {
 	s.events <- bench.Event{Kind: bench.RunStarted, Time: t0}
 	s.events <- bench.Event{Kind: bench.PhaseChanged, Time: t0, Phase: "measured", Total: 20}
 	<-ctx.Done()
 	s.stopped.Store(true)
 	sum := finishedSummary()
 	sum.Run.Interrupted, sum.Run.ExitCode = true, 130
-	s.events <- bench.Event{Kind: bench.RunFinished, Time: t0, Summary: sum, ExitCode: 130}
+	s.events <- bench.Event{Kind: bench.LogLine, Time: t0, Text: "last words"}
 	close(s.events)
-	return sum, 130
+	return bench.Finish{Summary: sum, ExitCode: 130}
 }
 
 func TestStopAsksThenSavesPartial(t *testing.T) {

@@ -41,7 +41,7 @@ func runConfig(t *testing.T, out, shard string) string {
 		for range r.Events() {
 		}
 	}()
-	if _, code := r.Run(context.Background()); code != 0 {
+	if code := r.Run(context.Background()).ExitCode; code != 0 {
 		t.Fatalf("shard %q: exit %d", shard, code)
 	}
 	return r.Dir()

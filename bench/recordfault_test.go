@@ -48,19 +48,16 @@ func TestFailedRecordWriteStopsDispatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.rec.FailWritesAfter(3000, syscall.EIO)
-	var fin Event
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for e := range r.Events() {
-			if e.Kind == RunFinished {
-				fin = e
-			}
+		for range r.Events() {
 		}
 	}()
-	sum, code := r.Run(context.Background())
+	fin := r.Run(context.Background())
 	<-done
-	if code != 4 || sum.Run.ExitCode != 4 || fin.ExitCode != 4 {
+	sum, code := fin.Summary, fin.ExitCode
+	if code != 4 || sum.Run.ExitCode != 4 {
 		t.Fatalf("exit %d (summary %d), want 4", code, sum.Run.ExitCode)
 	}
 	if wl.sent >= wl.n || wl.sent == 0 {

@@ -45,7 +45,6 @@ const (
 	RequestSent
 	RequestFinished
 	LogLine
-	RunFinished
 )
 
 // Event is one thing that happened during a run.
@@ -65,15 +64,21 @@ type Event struct {
 	// LogLine
 	Text string
 	Warn bool
+}
 
-	// RunFinished
+// Finish is how a run ended. Run returns it, and it is the only carrier
+// of the summary and the exit code: the event stream just closes.
+type Finish struct {
 	Summary  *record.Summary
 	ExitCode int
+	// Sections are the workload's own report sections (and the engine's
+	// metrics), Reasons why the workload's check failed; both go under
+	// the summary's text.
+	Sections []report.Section
+	Reasons  []string
 	// RecordError says what the run record lacks when it could not be
 	// written completely (exit code 4); empty otherwise.
 	RecordError string
-	Sections    []report.Section
-	Reasons     []string
 }
 
 // Snapshot is the live state of a run, cheap enough to poll ~10x/s.
@@ -322,7 +327,8 @@ func (r *Runner) Prepared() *Prepared { return r.prep }
 // Describe returns the workload's sizing lines.
 func (r *Runner) Describe() []string { return r.wl.Describe() }
 
-// Events delivers the run's events; it is closed after RunFinished.
+// Events delivers the run's events; it is closed when the run has ended,
+// before Run returns (the Finish is Run's return value).
 // Request events are dropped (and counted) rather than ever slowing the
 // run when the consumer falls behind; the others are always delivered.
 func (r *Runner) Events() <-chan Event { return r.events }
@@ -532,7 +538,7 @@ func (r *Runner) logf(warn bool, format string, args ...any) {
 // interrupt: dispatch stops, in-flight requests get up to the idle
 // timeout to end). It always writes the summary and returns it with the
 // exit code of spec/cli.md.
-func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
+func (r *Runner) Run(ctx context.Context) Finish {
 	defer close(r.events)
 	defer r.reqCancel() // every request has ended; frees the interrupt timer
 	defer r.client.Close()
@@ -667,8 +673,7 @@ func (r *Runner) Run(ctx context.Context) (*record.Summary, int) {
 	r.mu.Lock()
 	r.finished = true
 	r.mu.Unlock()
-	r.emit(Event{Kind: RunFinished, Summary: sum, ExitCode: code, Sections: outcome.Sections, Reasons: outcome.Reasons, RecordError: recordErr})
-	return sum, code
+	return Finish{Summary: sum, ExitCode: code, Sections: outcome.Sections, Reasons: outcome.Reasons, RecordError: recordErr}
 }
 
 // summarise is bench_summary.json from what a run's request records

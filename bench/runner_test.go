@@ -70,7 +70,7 @@ func runLate(t *testing.T, held bool) []string {
 			}
 		}
 	}()
-	_, code := r.Run(context.Background())
+	code := r.Run(context.Background()).ExitCode
 	<-done
 	if code != 0 {
 		t.Fatalf("exit %d", code)

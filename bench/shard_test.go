@@ -36,7 +36,8 @@ func TestShardWithStartAt(t *testing.T) {
 		for range r.Events() {
 		}
 	}()
-	sum, code := r.Run(context.Background())
+	fin := r.Run(context.Background())
+	sum, code := fin.Summary, fin.ExitCode
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}

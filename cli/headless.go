@@ -15,7 +15,6 @@ import (
 // summary on stdout. It returns the run's exit code.
 func Headless(ctx context.Context, r *bench.Runner, o HeadlessOptions) int {
 	done := make(chan struct{})
-	var fin bench.Event
 	go func() {
 		defer close(done)
 		p := progress{o: o, r: r}
@@ -29,16 +28,13 @@ func Headless(ctx context.Context, r *bench.Runner, o HeadlessOptions) int {
 					events = nil
 					continue
 				}
-				if e.Kind == bench.RunFinished {
-					fin = e
-				}
 				p.event(e)
 			case <-tick.C:
 				p.tick()
 			}
 		}
 	}()
-	_, code := r.Run(ctx)
+	fin := r.Run(ctx)
 	<-done
 	if fin.Summary != nil {
 		if err := WriteSummary(o.Stdout, fin.Summary, fin.Sections, fin.Reasons, o.JSON); err != nil {
@@ -52,7 +48,7 @@ func Headless(ctx context.Context, r *bench.Runner, o HeadlessOptions) int {
 	if !o.Quiet {
 		fmt.Fprintf(o.Stderr, "kvbench: run record in %s\n", r.Dir())
 	}
-	return code
+	return fin.ExitCode
 }
 
 type progress struct {

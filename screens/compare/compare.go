@@ -34,6 +34,7 @@ func newKeys(km *common.KeyMap) keys {
 // Screen compares run B against run A.
 type Screen struct {
 	c             *common.Common
+	id            common.ID
 	a, b          string // as named: id or path
 	width, height int
 	keys          keys
@@ -45,13 +46,13 @@ type Screen struct {
 
 // New compares the runs named a and b (id in c.RunsDir, or path).
 func New(c *common.Common, a, b string) *Screen {
-	s := &Screen{c: c, a: a, b: b, keys: newKeys(c.KeyMap), vp: viewport.New(0, 0)}
+	s := &Screen{c: c, id: common.NewID(), a: a, b: b, keys: newKeys(c.KeyMap), vp: viewport.New(0, 0)}
 	s.SetSize(c.Width, c.Height)
 	return s
 }
 
 type loadedMsg struct {
-	to  *Screen
+	to  common.ID
 	cmp *runs.Comparison
 	err error
 }
@@ -60,7 +61,7 @@ func (s *Screen) Init() tea.Cmd {
 	dir, a, b := s.c.RunsDir, s.a, s.b
 	return func() tea.Msg {
 		cmp, err := runs.CompareNamed(dir, a, b)
-		return loadedMsg{to: s, cmp: cmp, err: err}
+		return loadedMsg{to: s.id, cmp: cmp, err: err}
 	}
 }
 
@@ -88,7 +89,7 @@ func (s *Screen) render() {
 func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case loadedMsg:
-		if msg.to == s {
+		if msg.to == s.id {
 			s.cmp, s.err = msg.cmp, msg.err
 			s.render()
 		}

@@ -41,6 +41,7 @@ var (
 // Model is the form screen.
 type Model struct {
 	c      *common.Common
+	id     common.ID
 	base   *config.Config
 	guided bool
 	// What the command line left missing (guided mode).
@@ -119,7 +120,7 @@ func newModel(c *common.Common, cfg *config.Config, guided bool) *Model {
 	}
 	base := cfg.Clone()
 	m := &Model{
-		c: c, base: base, guided: guided,
+		c: c, id: common.NewID(), base: base, guided: guided,
 		vals:        map[string]*string{},
 		bools:       map[string]*bool{},
 		engineURL:   base.String("engine_url"),
@@ -390,12 +391,12 @@ type ProfilesChangedMsg struct{}
 // Messages answered to this form.
 type (
 	exportedMsg struct {
-		form *Model
+		to   common.ID
 		path string
 		err  error
 	}
 	savedMsg struct {
-		form *Model
+		to   common.ID
 		name string
 		err  error
 	}
@@ -404,21 +405,21 @@ type (
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case run.PreparedMsg:
-		if msg.Token != m {
+		if msg.To != m.id {
 			return m, nil
 		}
 		if msg.Err != nil {
 			m.stage, m.notice, m.failed = stageSummary, msg.Err.Error(), true
 			return m, common.Failure(msg.Err)
 		}
-		return m, common.Open(common.OpenRun{Runner: msg.Runner})
+		return m, run.HandOver(msg)
 	case exportedMsg:
-		if msg.form != m {
+		if msg.to != m.id {
 			return m, nil
 		}
 		return m, m.done(fmt.Sprintf("config exported to %s", msg.path), msg.err)
 	case savedMsg:
-		if msg.form != m {
+		if msg.to != m.id {
 			return m, nil
 		}
 		cmd := m.done(fmt.Sprintf("saved as profile %q", msg.name), msg.err)
@@ -515,7 +516,7 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		}
 		m.stage = stagePreparing
 		m.notice, m.failed = "", false
-		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), run.Prepare(m, m.cfg.Clone()))
+		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), run.Prepare(m.id, m.cfg.Clone()))
 	case 1, 2:
 		if m.cfg == nil || m.cfg.Workload() == "" {
 			return nil
@@ -575,7 +576,7 @@ func (m *Model) updateSub(msg tea.Msg) tea.Cmd {
 	}
 	export := m.stage == stageExport
 	m.stage, m.sub = stageSummary, nil
-	data := m.cfg.ExportJSON()
+	data, id := m.cfg.ExportJSON(), m.id
 	if export {
 		name := strings.TrimSpace(m.fileName)
 		return func() tea.Msg {
@@ -584,14 +585,14 @@ func (m *Model) updateSub(msg tea.Msg) tea.Cmd {
 				abs = name
 			}
 			if err := config.WriteFileAtomic(abs, data, 0o644); err != nil {
-				return exportedMsg{form: m, err: fmt.Errorf("export %s: %w", name, err)}
+				return exportedMsg{to: id, err: fmt.Errorf("export %s: %w", name, err)}
 			}
-			return exportedMsg{form: m, path: abs}
+			return exportedMsg{to: id, path: abs}
 		}
 	}
 	name, cfg, dir := m.profileName, m.cfg.Clone(), m.c.ConfigDir
 	return func() tea.Msg {
-		return savedMsg{form: m, name: name, err: config.Profiles{Dir: dir}.Save(name, cfg)}
+		return savedMsg{to: id, name: name, err: config.Profiles{Dir: dir}.Save(name, cfg)}
 	}
 }
 

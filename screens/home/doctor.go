@@ -22,6 +22,7 @@ import (
 // the update loop, and shows the checklist with the hints.
 type Doctor struct {
 	c    *common.Common
+	id   common.ID
 	keys doctorKeys
 
 	engineURL, apiKeyEnv, lmcacheURL string
@@ -46,7 +47,7 @@ func NewDoctor(c *common.Common, engineURL string) *Doctor {
 	if engineURL == "" {
 		engineURL = "builtin"
 	}
-	d := &Doctor{c: c, engineURL: engineURL, width: c.Width, height: c.Height,
+	d := &Doctor{c: c, id: common.NewID(), engineURL: engineURL, width: c.Width, height: c.Height,
 		keys: doctorKeys{
 			Back:  c.KeyMap.Back,
 			Again: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "check another engine")),
@@ -93,7 +94,7 @@ func (d *Doctor) size() {
 }
 
 type doctorMsg struct {
-	d      *Doctor
+	to     common.ID
 	report doctor.Report
 	err    error
 }
@@ -115,7 +116,7 @@ func (d *Doctor) check() tea.Cmd {
 			cfg.Listen = "127.0.0.1:0"
 			run, err := sim.Start(cfg)
 			if err != nil {
-				return doctorMsg{d: d, err: fmt.Errorf("start the built-in engine: %w", err)}
+				return doctorMsg{to: d.id, err: fmt.Errorf("start the built-in engine: %w", err)}
 			}
 			defer run.Close()
 			o.EngineURL, display = run.URL(), "builtin"
@@ -127,7 +128,7 @@ func (d *Doctor) check() tea.Cmd {
 		if display != "" {
 			rep.EngineURL = display
 		}
-		return doctorMsg{d: d, report: rep}
+		return doctorMsg{to: d.id, report: rep}
 	}
 }
 
@@ -135,7 +136,7 @@ func (d *Doctor) Init() tea.Cmd { return d.form.Init() }
 
 func (d *Doctor) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m, ok := msg.(doctorMsg); ok {
-		if m.d == d {
+		if m.to == d.id {
 			d.running = false
 			d.report, d.err = &m.report, m.err
 			d.offset = 0

@@ -37,7 +37,7 @@ func TestGoldenDoctorReport(t *testing.T) {
 	for _, sz := range [][2]int{{80, 21}, {140, 42}} {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			d := NewDoctor(testCommon(sz[0], sz[1]), "http://gpu-box:8000")
-			d.Update(doctorMsg{d: d, report: sampleReport()})
+			d.Update(doctorMsg{to: d.id, report: sampleReport()})
 			out := d.View()
 			golden.RequireEqual(t, []byte(out))
 			for i, l := range strings.Split(out, "\n") {
@@ -55,7 +55,7 @@ func TestGoldenDoctorReport(t *testing.T) {
 func TestDoctorIgnoresAnotherScreensAnswer(t *testing.T) {
 	d := NewDoctor(testCommon(80, 21), "")
 	other := NewDoctor(testCommon(80, 21), "")
-	d.Update(doctorMsg{d: other, report: sampleReport()})
+	d.Update(doctorMsg{to: other.id, report: sampleReport()})
 	if d.report != nil {
 		t.Error("took another doctor's report")
 	}

@@ -73,6 +73,7 @@ func newKeys(km *common.KeyMap) keys {
 // Model is the home screen.
 type Model struct {
 	c    *common.Common
+	id   common.ID
 	keys keys
 
 	profiles   []config.Profile
@@ -87,7 +88,7 @@ type Model struct {
 
 // New builds the home screen; Init loads the profiles and recent runs.
 func New(c *common.Common) *Model {
-	return &Model{c: c, keys: newKeys(c.KeyMap), width: c.Width, height: c.Height}
+	return &Model{c: c, id: common.NewID(), keys: newKeys(c.KeyMap), width: c.Width, height: c.Height}
 }
 
 // Loaded answers a load of the profiles and recent runs.
@@ -99,14 +100,14 @@ type LoadedMsg struct {
 }
 
 type profileMsg struct {
-	home *Model
+	to   common.ID
 	name string
 	cfg  *config.Config
 	err  error
 }
 
 type deletedMsg struct {
-	home *Model
+	to   common.ID
 	name string
 	err  error
 }
@@ -189,7 +190,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// A run was added or a profile saved: refresh the lists.
 		return m, Load(m.c)
 	case profileMsg:
-		if msg.home != m {
+		if msg.to != m.id {
 			return m, nil
 		}
 		if msg.err != nil {
@@ -197,7 +198,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, common.Open(common.OpenForm{Config: msg.cfg})
 	case deletedMsg:
-		if msg.home != m {
+		if msg.to != m.id {
 			return m, nil
 		}
 		if msg.err != nil {
@@ -242,7 +243,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return common.Push(dialog.NewConfirm(m.c, "Delete profile?",
 			fmt.Sprintf("The profile %q (%s) is removed from disk.", name, filepath.Join(dir, "profiles", name+".json")),
 			func() tea.Msg {
-				return deletedMsg{home: m, name: name, err: config.Profiles{Dir: dir}.Delete(name)}
+				return deletedMsg{to: m.id, name: name, err: config.Profiles{Dir: dir}.Delete(name)}
 			}))
 	case key.Matches(k, m.keys.Refresh):
 		return Load(m.c)
@@ -260,7 +261,7 @@ func (m *Model) open(it item) tea.Cmd {
 		name, dir := m.profiles[it.index].Name, m.c.ConfigDir
 		return func() tea.Msg {
 			cfg, err := config.Profiles{Dir: dir}.Load(name)
-			return profileMsg{home: m, name: name, cfg: cfg, err: err}
+			return profileMsg{to: m.id, name: name, cfg: cfg, err: err}
 		}
 	case itemRun:
 		return common.Open(common.OpenRunDetail{Dir: m.runs[it.index].Dir})

@@ -23,13 +23,13 @@ func shortID(dir string) string { return filepath.Base(dir) }
 
 // configMsg carries a run's config loaded for a new run.
 type configMsg struct {
-	to  any
+	to  common.ID
 	dir string
 	cfg *config.Config
 	err error
 }
 
-func loadConfigCmd(dir string, to any) tea.Cmd {
+func loadConfigCmd(dir string, to common.ID) tea.Cmd {
 	return func() tea.Msg {
 		cfg := config.Default()
 		err := cfg.LoadJSON(filepath.Join(dir, record.ConfigFile))
@@ -70,7 +70,7 @@ func exportCmd(dir, path string) tea.Cmd {
 // confirmDelete asks before the run id in dir is removed. The explorer's
 // dialogs take y or Y, never enter, and are a little wider than the run
 // screen's.
-func confirmDelete(c *common.Common, id, dir string, by any) *dialog.Confirm {
+func confirmDelete(c *common.Common, id, dir string, by common.ID) *dialog.Confirm {
 	return dialog.NewConfirm(c, "Delete run?",
 		fmt.Sprintf("%s\n%s\nThe folder and every file in it are removed.", id, dir),
 		deleteCmd(dir, by),

@@ -61,6 +61,7 @@ const headRows = 256
 // Detail is one run: its summary, charts and requests.
 type Detail struct {
 	c             *common.Common
+	id            common.ID
 	dir           string
 	width, height int
 	keys          detailKeys
@@ -80,32 +81,32 @@ type Detail struct {
 
 // NewDetail opens the run in dir.
 func NewDetail(c *common.Common, dir string) *Detail {
-	d := &Detail{c: c, dir: dir, keys: newDetailKeys(c.KeyMap), summary: viewport.New(0, 0)}
+	d := &Detail{c: c, id: common.NewID(), dir: dir, keys: newDetailKeys(c.KeyMap), summary: viewport.New(0, 0)}
 	d.req.filter = runs.All
 	d.SetSize(c.Width, c.Height)
 	return d
 }
 
 type detailMsg struct {
-	to  *Detail
+	to  common.ID
 	det *runs.Detail
 	err error
 }
 
 type headMsg struct {
-	to   *Detail
+	to   common.ID
 	rows []sender.Result
 	err  error
 }
 
 type indexMsg struct {
-	to  *Detail
+	to  common.ID
 	idx *runs.Index
 	err error
 }
 
 type pageMsg struct {
-	to    *Detail
+	to    common.ID
 	gen   int
 	start int
 	rows  []sender.Result
@@ -119,15 +120,15 @@ func (d *Detail) Init() tea.Cmd {
 	return tea.Batch(
 		func() tea.Msg {
 			det, err := runs.Load(dir)
-			return detailMsg{to: d, det: det, err: err}
+			return detailMsg{to: d.id, det: det, err: err}
 		},
 		func() tea.Msg {
 			rows, err := runs.Head(dir, headRows)
-			return headMsg{to: d, rows: rows, err: err}
+			return headMsg{to: d.id, rows: rows, err: err}
 		},
 		func() tea.Msg {
 			idx, err := runs.BuildIndex(context.Background(), dir)
-			return indexMsg{to: d, idx: idx, err: err}
+			return indexMsg{to: d.id, idx: idx, err: err}
 		},
 	)
 }
@@ -159,7 +160,7 @@ func (d *Detail) bodyHeight() int { return max(d.height-headerLines, 1) }
 func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case detailMsg:
-		if msg.to == d {
+		if msg.to == d.id {
 			d.det, d.detErr = msg.det, msg.err
 			if d.det != nil {
 				d.buildSummary()
@@ -167,12 +168,12 @@ func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return d, nil
 	case headMsg:
-		if msg.to == d && d.idx == nil {
+		if msg.to == d.id && d.idx == nil {
 			d.req.head, d.req.err = msg.rows, msg.err
 		}
 		return d, nil
 	case indexMsg:
-		if msg.to != d {
+		if msg.to != d.id {
 			return d, nil
 		}
 		d.idx, d.idxErr = msg.idx, msg.err
@@ -181,7 +182,7 @@ func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return d, nil
 	case pageMsg:
-		if msg.to == d {
+		if msg.to == d.id {
 			d.req.gotPage(msg)
 			return d, d.req.ensurePage(d)
 		}
@@ -191,14 +192,14 @@ func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return d, nil
 		}
 		if msg.err != nil {
-			if msg.by == d {
+			if msg.by == d.id {
 				return d, common.Failure(msg.err)
 			}
 			return d, nil
 		}
 		return d, tea.Sequence(common.Pop, common.Status("deleted "+shortID(d.dir)))
 	case configMsg:
-		if msg.to == d {
+		if msg.to == d.id {
 			return d, openForm(d.c, msg)
 		}
 		return d, nil
@@ -235,11 +236,11 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return d.req.setFilter(d, runs.Filters[(int(d.req.filter)+step)%len(runs.Filters)])
 	case key.Matches(msg, k.Delete):
-		return common.Push(confirmDelete(d.c, shortID(d.dir), d.dir, d))
+		return common.Push(confirmDelete(d.c, shortID(d.dir), d.dir, d.id))
 	case key.Matches(msg, k.Export):
 		return common.Push(NewExport(d.c, d.dir))
 	case key.Matches(msg, k.NewR):
-		return loadConfigCmd(d.dir, d)
+		return loadConfigCmd(d.dir, d.id)
 	}
 	switch d.tab {
 	case tabSummary:

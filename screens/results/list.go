@@ -57,6 +57,7 @@ func newListKeys(km *common.KeyMap) listKeys {
 // List is the table of runs.
 type List struct {
 	c             *common.Common
+	id            common.ID
 	width, height int
 	keys          listKeys
 
@@ -96,7 +97,7 @@ func New(c *common.Common) *List {
 		Cell:     lipgloss.NewStyle().PaddingRight(cellPad),
 		Selected: c.Styles.Selected,
 	})
-	l := &List{c: c, keys: k, filter: ti, tbl: tbl, sortCol: 1, desc: true}
+	l := &List{c: c, id: common.NewID(), keys: k, filter: ti, tbl: tbl, sortCol: 1, desc: true}
 	l.SetSize(c.Width, c.Height)
 	return l
 }
@@ -111,7 +112,7 @@ func (l *List) Only(dirs ...string) *List {
 }
 
 type runsMsg struct {
-	to   *List
+	to   common.ID
 	runs []runs.Run
 	err  error
 }
@@ -120,11 +121,11 @@ type runsMsg struct {
 // shows the run drops it, the one that asked (by) reports it.
 type deletedMsg struct {
 	dir string
-	by  any
+	by  common.ID
 	err error
 }
 
-func deleteCmd(dir string, by any) tea.Cmd {
+func deleteCmd(dir string, by common.ID) tea.Cmd {
 	return func() tea.Msg { return deletedMsg{dir: dir, by: by, err: runs.Delete(dir)} }
 }
 
@@ -132,7 +133,7 @@ func (l *List) load() tea.Cmd {
 	dir := l.c.RunsDir
 	return func() tea.Msg {
 		rs, err := runs.List(dir)
-		return runsMsg{to: l, runs: rs, err: err}
+		return runsMsg{to: l.id, runs: rs, err: err}
 	}
 }
 
@@ -281,7 +282,7 @@ func (l *List) fail(err error) tea.Cmd { return common.Failure(err) }
 func (l *List) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case runsMsg:
-		if msg.to != l {
+		if msg.to != l.id {
 			return l, nil
 		}
 		l.loaded, l.err = true, msg.err
@@ -302,7 +303,7 @@ func (l *List) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			l.marks = slices.DeleteFunc(l.marks, func(d string) bool { return d == msg.dir })
 			l.refresh()
 		}
-		if msg.by == l {
+		if msg.by == l.id {
 			if msg.err != nil {
 				cmd = l.fail(msg.err)
 			} else {
@@ -311,7 +312,7 @@ func (l *List) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return l, cmd
 	case configMsg:
-		if msg.to != l {
+		if msg.to != l.id {
 			return l, nil
 		}
 		return l, openForm(l.c, msg)
@@ -410,7 +411,7 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if r == nil {
 			return nil
 		}
-		return common.Push(confirmDelete(l.c, r.ID, r.Dir, l))
+		return common.Push(confirmDelete(l.c, r.ID, r.Dir, l.id))
 	case key.Matches(msg, k.Export):
 		if r == nil {
 			return nil
@@ -420,7 +421,7 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if r == nil {
 			return nil
 		}
-		return loadConfigCmd(r.Dir, l)
+		return loadConfigCmd(r.Dir, l.id)
 	}
 	switch {
 	case key.Matches(msg, k.Up):

@@ -155,7 +155,7 @@ func (t *requestTable) ensurePage(d *Detail) tea.Cmd {
 	t.pending, t.pendStart, t.pendEnd = true, start, end
 	return func() tea.Msg {
 		rows, err := x.Window(lines)
-		return pageMsg{to: d, gen: gen, start: start, rows: rows, err: err}
+		return pageMsg{to: d.id, gen: gen, start: start, rows: rows, err: err}
 	}
 }
 

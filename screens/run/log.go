@@ -103,12 +103,6 @@ func fromEvent(e bench.Event) (logLine, bool) {
 			ttft = fmt.Sprintf("%6.1f ms", *res.TTFT*1000)
 		}
 		l.text = fmt.Sprintf("%s  ttft %s", id, ttft)
-	case bench.RunFinished:
-		l.kind = logPhase
-		l.text = fmt.Sprintf("run finished (exit %d)", e.ExitCode)
-		for _, r := range e.Reasons {
-			l.text += "; " + r
-		}
 	default:
 		return l, false
 	}
@@ -147,3 +141,19 @@ func oneLine(s string) string {
 }
 
 var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
+
+// finishLine is the log's last line: the exit code and why the workload's
+// check failed, if it did.
+func finishLine(now time.Time, f bench.Finish) logLine {
+	at := now
+	if f.Summary != nil {
+		if t, err := time.Parse(time.RFC3339, f.Summary.Run.FinishedAt); err == nil {
+			at = t
+		}
+	}
+	l := logLine{at: at, kind: logPhase, text: fmt.Sprintf("run finished (exit %d)", f.ExitCode)}
+	for _, r := range f.Reasons {
+		l.text += "; " + r
+	}
+	return l
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -35,8 +34,6 @@ const eventWindow = 200 * time.Millisecond
 // maxBatch bounds one message's events.
 const maxBatch = 512
 
-var lastID atomic.Int64
-
 type keys struct {
 	Stop, Focus, Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Again                                          key.Binding
@@ -60,7 +57,7 @@ func newKeys(km *common.KeyMap) keys {
 // Model is the live run screen.
 type Model struct {
 	c    *common.Common
-	id   int64
+	id   common.ID
 	sess *Session
 	info Info
 	keys keys
@@ -80,7 +77,6 @@ type Model struct {
 	chartKey  string
 
 	finished    bool
-	sawFinish   bool
 	summary     *record.Summary
 	summaryText string
 	code        int
@@ -109,7 +105,7 @@ func New(c *common.Common, r *bench.Runner) *Model {
 func NewFromSource(c *common.Common, src Source, info Info) *Model {
 	m := &Model{
 		c:    c,
-		id:   lastID.Add(1),
+		id:   common.NewID(),
 		sess: NewSession(src, info),
 		info: info,
 		keys: newKeys(c.KeyMap),
@@ -133,21 +129,22 @@ func (m *Model) Session() *Session { return m.sess }
 // Messages addressed to one screen by its id.
 type (
 	eventsMsg struct {
-		id     int64
+		id     common.ID
 		events []bench.Event
 		closed bool
 	}
 	snapshotMsg struct {
-		id   int64
+		id   common.ID
 		snap bench.Snapshot
 	}
-	returnedMsg struct {
-		id      int64
-		summary *record.Summary
-		code    int
+	// endedMsg carries how the run ended; it is asked for once the event
+	// stream has closed, so it comes after the run's last event.
+	endedMsg struct {
+		id     common.ID
+		finish bench.Finish
 	}
-	stopMsg  struct{ id int64 }
-	abortMsg struct{ id int64 }
+	stopMsg  struct{ id common.ID }
+	abortMsg struct{ id common.ID }
 )
 
 // Init starts the run, the event stream and the snapshot poll.
@@ -156,10 +153,9 @@ func (m *Model) Init() tea.Cmd {
 		return nil
 	}
 	s := m.sess
-	id := m.id
 	start := func() tea.Msg {
-		sum, code := s.run()
-		return returnedMsg{id: id, summary: sum, code: code}
+		s.run()
+		return nil
 	}
 	return tea.Batch(
 		func() tea.Msg { return StartedMsg{Session: s} },
@@ -167,6 +163,12 @@ func (m *Model) Init() tea.Cmd {
 		m.waitEvents(),
 		m.poll(),
 	)
+}
+
+// awaitEnd waits for the run's Finish (after its events).
+func (m *Model) awaitEnd() tea.Cmd {
+	s, id := m.sess, m.id
+	return func() tea.Msg { return endedMsg{id: id, finish: s.result()} }
 }
 
 // waitEvents waits for the next event, then keeps what arrives within a
@@ -188,9 +190,6 @@ func (m *Model) waitEvents() tea.Cmd {
 					return eventsMsg{id: id, events: batch, closed: true}
 				}
 				batch = append(batch, e)
-				if e.Kind == bench.RunFinished {
-					return eventsMsg{id: id, events: batch}
-				}
 			case <-timer.C:
 				return eventsMsg{id: id, events: batch}
 			}
@@ -214,7 +213,7 @@ func (m *Model) InterceptsKey(k tea.KeyMsg) bool {
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case eventsMsg, snapshotMsg, returnedMsg, stopMsg, abortMsg, PreparedMsg, tea.KeyMsg:
+	case eventsMsg, snapshotMsg, endedMsg, stopMsg, abortMsg, PreparedMsg, tea.KeyMsg:
 		m.dirty = true
 	}
 	switch msg := msg.(type) {
@@ -224,9 +223,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		var cmds []tea.Cmd
 		for _, e := range msg.events {
-			cmds = append(cmds, m.onEvent(e))
+			m.onEvent(e)
 		}
-		if !msg.closed {
+		if msg.closed {
+			cmds = append(cmds, m.awaitEnd())
+		} else {
 			cmds = append(cmds, m.waitEvents())
 		}
 		return m, tea.Batch(cmds...)
@@ -241,11 +242,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.poll()
 
-	case returnedMsg:
+	case endedMsg:
 		if msg.id != m.id {
 			return m, nil
 		}
-		return m, m.finish(msg.summary, msg.code, nil, nil, false)
+		return m, m.finish(msg.finish)
 
 	case stopMsg:
 		if msg.id == m.id && !m.finished {
@@ -264,7 +265,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 
 	case PreparedMsg:
-		if msg.Token != m {
+		if msg.To != m.id {
 			return m, nil
 		}
 		m.preparing = false
@@ -272,7 +273,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.err = msg.Err.Error()
 			return m, common.Failure(msg.Err)
 		}
-		return m, common.Open(common.OpenRun{Runner: msg.Runner})
+		return m, HandOver(msg)
 
 	case tea.KeyMsg:
 		return m, m.onKey(msg)
@@ -302,7 +303,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	case m.finished && key.Matches(k, m.keys.Again) && m.info.Config != nil && !m.preparing:
 		m.preparing = true
 		m.err = ""
-		return tea.Batch(common.Status("preparing the next run…"), Prepare(m, m.info.Config.Clone()))
+		return tea.Batch(common.Status("preparing the next run…"), Prepare(m.id, m.info.Config.Clone()))
 	}
 	m.scroll(k)
 	return nil
@@ -348,37 +349,29 @@ func (m *Model) scroll(k tea.KeyMsg) {
 	*off = max(*off, 0)
 }
 
-func (m *Model) onEvent(e bench.Event) tea.Cmd {
+func (m *Model) onEvent(e bench.Event) {
 	if l, ok := fromEvent(e); ok {
 		m.log.add(l)
 	}
-	if e.Kind == bench.RunFinished {
-		return m.finish(e.Summary, e.ExitCode, e.Sections, e.Reasons, true)
-	}
-	return nil
 }
 
-// finish shows the summary; the runner's RunFinished event carries the
-// workload's sections, the return of Run is the fallback.
-func (m *Model) finish(sum *record.Summary, code int, sections []report.Section, reasons []string, event bool) tea.Cmd {
-	if !event && m.sawFinish {
+// finish shows how the run ended: the summary with the workload's
+// sections, the exit code, a last log line.
+func (m *Model) finish(f bench.Finish) tea.Cmd {
+	if m.finished {
 		return nil
 	}
-	m.sawFinish = m.sawFinish || event
-	first := !m.finished
+	sum, code := f.Summary, f.ExitCode
 	m.finished, m.summary, m.code = true, sum, code
-	m.summaryText = ""
+	m.log.add(finishLine(m.c.Now(), f))
 	if sum != nil {
 		var b bytes.Buffer
-		if err := report.Text(&b, sum, report.FailedChecks(sections, reasons)...); err == nil {
+		if err := report.Text(&b, sum, report.FailedChecks(f.Sections, f.Reasons)...); err == nil {
 			m.summaryText = strings.TrimRight(b.String(), "\n")
 		}
 		if m.info.Dir != "" {
 			m.summaryText += "\n\nRecord: " + m.info.Dir
 		}
-	}
-	if !first {
-		return nil
 	}
 	m.logFocus = false
 	cmds := []tea.Cmd{
@@ -772,12 +765,17 @@ func fmtDuration(d time.Duration) string {
 // Feed applies events and a snapshot at once, as the event stream and the
 // poll would: it lets tests and replays put the screen in a known state
 // without a program.
-func (m *Model) Feed(snap bench.Snapshot, events ...bench.Event) tea.Cmd {
+func (m *Model) Feed(snap bench.Snapshot, events ...bench.Event) {
 	m.dirty = true
-	var cmds []tea.Cmd
 	for _, e := range events {
-		cmds = append(cmds, m.onEvent(e))
+		m.onEvent(e)
 	}
 	m.setSnapshot(snap)
-	return tea.Batch(cmds...)
+}
+
+// End shows the run as ended with f, as the end of the event stream
+// would (tests and replays).
+func (m *Model) End(f bench.Finish) tea.Cmd {
+	m.dirty = true
+	return m.finish(f)
 }

@@ -36,7 +36,7 @@ type source struct {
 
 func (s *source) Events() <-chan bench.Event                 { return s.events }
 func (s *source) Snapshot() bench.Snapshot                   { return s.snap }
-func (s *source) Run(context.Context) (*record.Summary, int) { return nil, 0 }
+func (s *source) Run(context.Context) bench.Finish { return bench.Finish{} }
 func (s *source) Abort()                                     {}
 
 func newScreen(src Source) *Model {
@@ -76,7 +76,7 @@ func TestProgress(t *testing.T) {
 }
 
 // The event command takes everything already queued in one message and
-// is re-armed by Update until the stream closes.
+// is re-armed by Update until the stream closes, then waits for the end.
 func TestEventsAreBatchedAndRearmed(t *testing.T) {
 	src := &source{events: make(chan bench.Event, 100)}
 	m := newScreen(src)
@@ -100,7 +100,13 @@ func TestEventsAreBatchedAndRearmed(t *testing.T) {
 	if last := m.waitEvents()().(eventsMsg); !last.closed {
 		t.Error("a closed stream is not reported")
 	}
-	if _, cmd := m.Update(eventsMsg{id: m.id, closed: true}); cmd != nil {
+	// Once the stream has closed, the screen waits for the end instead.
+	m.sess.run()
+	_, cmd = m.Update(eventsMsg{id: m.id, closed: true})
+	if cmd == nil {
+		t.Fatal("nothing waits for the end after the stream closed")
+	}
+	if _, ok := cmd().(endedMsg); !ok {
 		t.Error("re-armed after the stream closed")
 	}
 	// Another screen's events are not ours.
@@ -136,26 +142,64 @@ func TestLogLines(t *testing.T) {
 	}
 }
 
-// The summary keeps the workload's sections whichever of Run's return
-// and the RunFinished event arrives first.
-func TestFinishKeepsSections(t *testing.T) {
+// endingSource logs a line, closes its events and returns how it ended,
+// in that order, as bench.Runner does.
+type endingSource struct {
+	source
+	finish bench.Finish
+}
+
+func (s *endingSource) Run(context.Context) bench.Finish {
+	s.events <- bench.Event{Kind: bench.LogLine, Text: "last words"}
+	close(s.events)
+	return s.finish
+}
+
+// How the run ended reaches the screen once, after its last event: the
+// summary keeps the workload's sections, the log ends with the exit code
+// and the failed check's reason, and the application hears of it once.
+func TestEndComesOnceAfterTheLastEvent(t *testing.T) {
 	sum := &record.Summary{}
-	sum.Run.ID = "x"
+	sum.Run.ID, sum.Run.FinishedAt = "x", "2026-05-04T09:30:20Z"
 	sec := report.Section{Title: "Workload check", Rows: []report.Row{{Label: "Expected", Value: "yes"}}}
-	for _, order := range []string{"event first", "return first"} {
-		m := newScreen(&source{})
-		ret := returnedMsg{id: m.id, summary: sum, code: 0}
-		ev := bench.Event{Kind: bench.RunFinished, Summary: sum, Sections: []report.Section{sec}}
-		if order == "event first" {
-			m.Feed(bench.Snapshot{}, ev)
-			m.Update(ret)
-		} else {
-			m.Update(ret)
-			m.Feed(bench.Snapshot{}, ev)
+	src := &endingSource{source: source{events: make(chan bench.Event, 4)},
+		finish: bench.Finish{Summary: sum, ExitCode: 1, Sections: []report.Section{sec}, Reasons: []string{"a mismatch"}}}
+	m := newScreen(src)
+	m.sess.run()
+	var finished []FinishedMsg
+	queue := []tea.Cmd{m.waitEvents()}
+	for len(queue) > 0 {
+		cmd := queue[0]
+		queue = queue[1:]
+		if cmd == nil {
+			continue
 		}
-		if !m.finished || !strings.Contains(m.summaryText, "Workload check") {
-			t.Errorf("%s: finished %v, summary without the section:\n%s", order, m.finished, m.summaryText)
+		switch msg := cmd().(type) {
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+		case FinishedMsg:
+			finished = append(finished, msg)
+		case eventsMsg, endedMsg:
+			_, next := m.Update(msg)
+			queue = append(queue, next)
 		}
+	}
+	if !m.finished || !strings.Contains(m.summaryText, "Workload check") {
+		t.Fatalf("finished %v, summary without the section:\n%s", m.finished, m.summaryText)
+	}
+	if len(finished) != 1 || finished[0].Code != 1 {
+		t.Errorf("the application heard of the end %d time(s): %+v", len(finished), finished)
+	}
+	n := m.log.len()
+	if n < 2 || m.log.at(n-2).text != "last words" || m.log.at(n-1).text != "run finished (exit 1); a mismatch" {
+		t.Errorf("log does not end with the last event then the end: %+v", m.log.at(n-1))
+	}
+	if got := m.log.at(n - 1).at; !got.Equal(t0.Add(20 * time.Second)) {
+		t.Errorf("end logged at %v, want the summary's finish time", got)
+	}
+	// A second end changes nothing and is not announced again.
+	if cmd := m.End(bench.Finish{ExitCode: 0}); cmd != nil || m.code != 1 {
+		t.Errorf("a second end was taken: code %d", m.code)
 	}
 }
 
@@ -208,7 +252,7 @@ func TestStopKeys(t *testing.T) {
 	if _, ok := push.Screen.(*dialog.Confirm); !ok {
 		t.Fatalf("q pushed %T", push.Screen)
 	}
-	m.Feed(bench.Snapshot{}, bench.Event{Kind: bench.RunFinished, Summary: &record.Summary{}})
+	m.End(bench.Finish{Summary: &record.Summary{}})
 	if m.InterceptsKey(q) {
 		t.Error("q is still kept after the run ended")
 	}

@@ -6,22 +6,22 @@ package run
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/bench"
-	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/screens/common"
 )
 
 // Source is what the screen needs of a runner (*bench.Runner is one);
-// tests give a scripted one.
+// tests give a scripted one. Events is closed when the run has ended,
+// before Run returns how it ended.
 type Source interface {
 	Events() <-chan bench.Event
 	Snapshot() bench.Snapshot
-	Run(ctx context.Context) (*record.Summary, int)
+	Run(ctx context.Context) bench.Finish
 	Abort()
 }
 
@@ -57,9 +57,7 @@ type Session struct {
 	done   chan struct{}
 
 	started atomic.Bool
-	mu      sync.Mutex
-	summary *record.Summary
-	code    int
+	finish  bench.Finish // set before done is closed
 }
 
 // NewSession wraps a source; nothing runs until the screen starts it.
@@ -71,24 +69,20 @@ func NewSession(src Source, info Info) *Session {
 // Info describes the run.
 func (s *Session) Info() Info { return s.info }
 
-// run blocks until the run has ended; it is called from a tea.Cmd.
-func (s *Session) run() (*record.Summary, int) {
+// run runs the source once and blocks until it has ended; it is called
+// from a tea.Cmd.
+func (s *Session) run() {
 	if !s.started.CompareAndSwap(false, true) {
-		<-s.done
-		return s.result()
+		return
 	}
-	sum, code := s.src.Run(s.ctx)
-	s.mu.Lock()
-	s.summary, s.code = sum, code
-	s.mu.Unlock()
+	s.finish = s.src.Run(s.ctx)
 	close(s.done)
-	return sum, code
 }
 
-func (s *Session) result() (*record.Summary, int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.summary, s.code
+// result waits for the run's end and returns how it ended.
+func (s *Session) result() bench.Finish {
+	<-s.done
+	return s.finish
 }
 
 // Stop asks the run to stop dispatching; in-flight requests finish and
@@ -118,16 +112,15 @@ func (s *Session) Wait() int {
 		for range s.src.Events() {
 		}
 	}()
-	<-s.done
-	_, code := s.result()
-	return code
+	return s.result().ExitCode
 }
 
 // StartedMsg tells the application that a session is running, so it can
 // stop and wait for it before exiting.
 type StartedMsg struct{ Session *Session }
 
-// FinishedMsg reports the end of a run and its exit code.
+// FinishedMsg tells the application and the other screens that a run
+// has ended, with its exit code (the screen that showed it has the rest).
 type FinishedMsg struct {
 	Session *Session
 	Code    int
@@ -135,25 +128,36 @@ type FinishedMsg struct {
 
 // PreparedMsg answers Prepare: a runner ready to start, or why not.
 type PreparedMsg struct {
-	Token  any
+	To     common.ID
 	Runner *bench.Runner
 	Err    error
 }
 
 // Prepare resolves cfg and builds a runner (starting the built-in engine,
 // detecting the model, creating the run folder) off the update loop; the
-// answer is a PreparedMsg carrying token, so only the asker acts on it.
-func Prepare(token any, cfg *config.Config) tea.Cmd {
+// answer is a PreparedMsg for the screen to, so only the asker acts on
+// it.
+func Prepare(to common.ID, cfg *config.Config) tea.Cmd {
 	return func() tea.Msg {
 		p, err := bench.Prepare(context.Background(), cfg)
 		if err != nil {
-			return PreparedMsg{Token: token, Err: err}
+			return PreparedMsg{To: to, Err: err}
 		}
 		r, err := bench.New(p)
 		if err != nil {
 			p.Close()
-			return PreparedMsg{Token: token, Err: err}
+			return PreparedMsg{To: to, Err: err}
 		}
-		return PreparedMsg{Token: token, Runner: r}
+		return PreparedMsg{To: to, Runner: r}
 	}
+}
+
+// HandOver answers a PreparedMsg for its owner: a prepared runner goes to
+// a live run screen in the owner's place (through the router); a failure
+// is the owner's to show, so HandOver returns nil for it.
+func HandOver(msg PreparedMsg) tea.Cmd {
+	if msg.Err != nil || msg.Runner == nil {
+		return nil
+	}
+	return common.Open(common.OpenRun{Runner: msg.Runner})
 }

@@ -16,13 +16,12 @@ type emittingSource struct {
 	n int
 }
 
-func (s *emittingSource) Run(ctx context.Context) (*record.Summary, int) {
+func (s *emittingSource) Run(ctx context.Context) bench.Finish {
 	defer close(s.events)
 	for i := 0; i < s.n; i++ {
 		s.events <- bench.Event{Kind: bench.LogLine, Text: "line"}
 	}
-	s.events <- bench.Event{Kind: bench.RunFinished, ExitCode: 130}
-	return &record.Summary{}, 130
+	return bench.Finish{Summary: &record.Summary{}, ExitCode: 130}
 }
 
 func TestWaitDrainsEventsNobodyReads(t *testing.T) {
