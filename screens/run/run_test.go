@@ -34,10 +34,10 @@ type source struct {
 	snap   bench.Snapshot
 }
 
-func (s *source) Events() <-chan bench.Event                 { return s.events }
-func (s *source) Snapshot() bench.Snapshot                   { return s.snap }
+func (s *source) Events() <-chan bench.Event       { return s.events }
+func (s *source) Snapshot() bench.Snapshot         { return s.snap }
 func (s *source) Run(context.Context) bench.Finish { return bench.Finish{} }
-func (s *source) Abort()                                     {}
+func (s *source) Abort()                           {}
 
 func newScreen(src Source) *Model {
 	return NewFromSource(screentest.Common(100, 30, t0), src, Info{Workload: "long-doc-qa", Engine: "builtin", Model: "m"})
