@@ -40,7 +40,8 @@ func loadRun(t *testing.T, url string, set map[string]any) (*record.Summary, []m
 		for range r.Events() {
 		}
 	}()
-	sum, code := r.Run(context.Background())
+	fin := r.Run(context.Background())
+	sum, code := fin.Summary, fin.ExitCode
 	if code != 0 && code != 1 { // 1: a fault-injecting engine failed some
 		t.Fatalf("exit %d", code)
 	}
