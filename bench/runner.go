@@ -19,6 +19,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/metrics"
+	"github.com/kvbench/kvbench/bench/overload"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -105,12 +106,6 @@ type Snapshot struct {
 	Load load.Live
 }
 
-// Overload thresholds: above these the client may be skewing the figures.
-const (
-	OverloadCPUShare = 0.85
-	OverloadLagMs    = 10.0
-)
-
 // Runner runs one benchmark.
 type Runner struct {
 	prep   *Prepared
@@ -144,8 +139,10 @@ type Runner struct {
 	// requests in flight still finish.
 	stopDispatch context.CancelFunc
 
-	monitorEvery time.Duration // CPU and overload sampling period (tests shorten it)
-	clientLagMs  atomic.Uint64 // max dispatch lag not caused by the workload (float64 bits)
+	monitorEvery time.Duration   // CPU and overload sampling period (tests shorten it)
+	probe        overload.Probe  // the overload detector's readings (tests fake them)
+	overload     overload.Result // the detector's conclusion so far (guarded by mu)
+	clientLagMs  atomic.Uint64   // max dispatch lag not caused by the workload (float64 bits)
 
 	metricsURL  string
 	metricsFile *os.File
@@ -615,7 +612,14 @@ func (r *Runner) Run(ctx context.Context) Finish {
 		}
 		outcome.Sections = append(outcome.Sections, sec)
 	}
-	blocks := r.stats.Final(stats.ClientInfo{CPUSeconds: stats.ProcessCPU().Seconds()})
+	ov := r.Overload()
+	blocks := r.stats.Final(stats.ClientInfo{
+		CPUSeconds:        stats.ProcessCPU().Seconds(),
+		SchedLatencyP99Ms: ov.SchedP99Ms,
+		MachineCPUBusyMax: ov.MachineBusyMax,
+		Overloaded:        ov.Overloaded,
+		OverloadReasons:   ov.Reasons,
+	})
 
 	// Idle connections go before the record's last files are written.
 	r.client.Close()
@@ -706,13 +710,11 @@ func summarise(cfg *config.Config, engineURL, dir string, blocks stats.Blocks, o
 
 // overloadReasons are the client overload detector's findings, which
 // make the run's load undelivered.
-func (r *Runner) overloadReasons(stats.Client) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.warning == "" {
+func (r *Runner) overloadReasons(c stats.Client) []string {
+	if !c.Overloaded {
 		return nil
 	}
-	return []string{r.warning}
+	return c.OverloadReasons
 }
 
 // noteClientLag keeps the largest dispatch lag the client caused.
@@ -725,45 +727,61 @@ func (r *Runner) noteClientLag(ms float64) {
 	}
 }
 
-// monitor samples the process CPU once a second and raises the overload
-// warning when the client itself may be skewing the figures.
+// Overload is the client overload detector's conclusion so far
+// (spec/record.md, Client overload); final once Run has returned.
+func (r *Runner) Overload() overload.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := r.overload
+	res.Reasons = append([]string{}, res.Reasons...)
+	return res
+}
+
+// monitor samples, once a second, the scheduler's latency, the process's
+// CPU and the machine's CPU, and warns (once per reason) when the client
+// may have read its sockets late. A last sample is taken at stop.
 func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	every := r.monitorEvery
 	if every <= 0 {
 		every = time.Second
 	}
+	probe := r.probe
+	if probe == nil {
+		probe = overload.SystemProbe(stats.ProcessCPU)
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	lastCPU, lastAt := stats.ProcessCPU(), time.Now()
-	cores := float64(runtime.GOMAXPROCS(0))
-	warned := false
+	d := overload.New(runtime.GOMAXPROCS(0))
+	last := time.Now()
+	d.Observe(probe(last))
 	for {
+		stopping := false
 		select {
 		case <-stop:
-			return
+			stopping = true
 		case <-t.C:
 		}
-		cpu, at := stats.ProcessCPU(), time.Now()
-		pct := 100 * (cpu - lastCPU).Seconds() / at.Sub(lastAt).Seconds()
-		lastCPU, lastAt = cpu, at
-		lag := math.Float64frombits(r.clientLagMs.Load())
-		warning := ""
-		switch {
-		case pct > OverloadCPUShare*100*cores:
-			warning = fmt.Sprintf("client CPU at %.0f%% of %d core(s): figures may be skewed by the client", pct, int(cores))
-		case lag > OverloadLagMs:
-			warning = fmt.Sprintf("dispatch lag reached %.1f ms: the client is sending late, figures may be skewed", lag)
+		var fired []string
+		// A last sample only when it covers enough time to mean something.
+		if now := time.Now(); !stopping || now.Sub(last) >= every/2 {
+			fired = d.Observe(probe(now))
+			last = now
 		}
+		fired = append(fired, d.NoteDispatchLag(math.Float64frombits(r.clientLagMs.Load()))...)
+		res := d.Result()
 		r.mu.Lock()
-		r.cpuPct = pct
-		if warning != "" {
-			r.warning = warning
+		r.overload = res
+		r.cpuPct = res.CPUPercent
+		if res.Overloaded {
+			r.warning = "client overloaded, latencies may be inflated: " + strings.Join(res.Reasons, "; ")
 		}
 		r.mu.Unlock()
-		if warning != "" && !warned {
-			warned = true
-			r.logf(true, "%s", warning)
+		for _, f := range fired {
+			r.logf(true, "client overloaded, latencies may be inflated: %s", f)
+		}
+		if stopping {
+			return
 		}
 	}
 }

@@ -102,7 +102,7 @@ func Text(w io.Writer, s *record.Summary, extra ...Section) error {
 	if workload == "" {
 		workload = NA
 	}
-	return Render(w, Title(workload), append(Sections(s), extra...))
+	return Render(w, Title(workload), append(append(Sections(s), extra...), Overload(s)...))
 }
 
 // Render writes a titled table of sections.
@@ -226,6 +226,9 @@ func Sections(s *record.Summary) []Section {
 			{"Max dispatch lag (ms)", OptFloat(cl.MaxDispatchLagMs)},
 			{"P99 dispatch lag (ms)", OptFloat(cl.P99DispatchLagMs)},
 			{"Client CPU (s)", Float(cl.CPUSeconds)},
+			{"Sched latency p99 (ms)", OptFloat(cl.SchedLatencyP99Ms)},
+			{"Machine CPU busy max (%)", OptFloat(cl.MachineCPUBusyMax)},
+			{"Client overloaded", yesNo(cl.Overloaded)},
 		}},
 	}
 	if s.Goodput != nil {
@@ -324,6 +327,26 @@ func GoodputRows(g *load.Goodput) []Row {
 		{"Goodput (req/s)", OptFloat(g.GoodputRPS)},
 		{"Goodput output (tok/s)", OptFloat(g.GoodputOutputTPS)},
 	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// Overload is the section that says the client was overloaded, a reason
+// a row; nil when it was not.
+func Overload(s *record.Summary) []Section {
+	if !s.Client.Overloaded {
+		return nil
+	}
+	rows := []Row{{Label: "Latencies may be inflated", Value: ""}}
+	for _, r := range s.Client.OverloadReasons {
+		rows = append(rows, Row{Label: "reason", Value: r})
+	}
+	return []Section{{Title: "Client Overloaded", Rows: rows}}
 }
 
 // minLabel is how far a label may be shortened to make room for a value.

@@ -273,3 +273,26 @@ func TestLoadAndGoodputSections(t *testing.T) {
 		}
 	}
 }
+
+// TestOverloadSection: an overloaded run's text summary ends with the
+// warning and each reason; a quiet one has no such section.
+func TestOverloadSection(t *testing.T) {
+	s := &record.Summary{}
+	s.Client.Overloaded = true
+	s.Client.OverloadReasons = []string{"scheduler latency p99 41.0 ms > 5 ms"}
+	var b strings.Builder
+	if err := Text(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "Client Overloaded") || !strings.Contains(out, "scheduler latency p99 41.0 ms > 5 ms") ||
+		!strings.Contains(out, "Latencies may be inflated") || !strings.Contains(out, "Client overloaded:                                   yes") {
+		t.Fatalf("overloaded summary:\n%s", out)
+	}
+	s.Client.Overloaded, s.Client.OverloadReasons = false, nil
+	b.Reset()
+	Text(&b, s)
+	if strings.Contains(b.String(), "Client Overloaded") {
+		t.Fatalf("quiet run has an overload section:\n%s", b.String())
+	}
+}
