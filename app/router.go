@@ -5,6 +5,7 @@ import (
 	"github.com/kvbench/kvbench/screens/compare"
 	"github.com/kvbench/kvbench/screens/form"
 	"github.com/kvbench/kvbench/screens/home"
+	"github.com/kvbench/kvbench/screens/report"
 	"github.com/kvbench/kvbench/screens/results"
 	"github.com/kvbench/kvbench/screens/run"
 )
@@ -32,6 +33,8 @@ func route(c *common.Common, i common.Intent) (s common.Screen, replace bool) {
 		return results.NewDetail(c, i.Dir), false
 	case common.OpenCompare:
 		return compare.New(c, i.A, i.B), false
+	case common.OpenReport:
+		return report.New(c, i.Runs), false
 	case common.OpenForm:
 		if i.Guided {
 			return form.NewGuided(c, i.Config), false

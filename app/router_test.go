@@ -9,6 +9,7 @@ import (
 	"github.com/kvbench/kvbench/screens/compare"
 	"github.com/kvbench/kvbench/screens/form"
 	"github.com/kvbench/kvbench/screens/home"
+	"github.com/kvbench/kvbench/screens/report"
 	"github.com/kvbench/kvbench/screens/results"
 )
 
@@ -27,6 +28,7 @@ func TestRouteEveryIntent(t *testing.T) {
 		{common.OpenForm{Config: cfg}, "*form.Model", "configure"},
 		{common.OpenForm{Config: cfg, Guided: true}, "*form.Model", "guided setup"},
 		{common.OpenDoctor{}, "*home.Doctor", "doctor"},
+		{common.OpenReport{Runs: []string{"/runs/x"}}, "*report.Model", "Report"},
 	} {
 		s, replace := route(c, tc.intent)
 		if s == nil || replace {
@@ -45,6 +47,8 @@ func TestRouteEveryIntent(t *testing.T) {
 			_, ok = s.(*form.Model)
 		case "*home.Doctor":
 			_, ok = s.(*home.Doctor)
+		case "*report.Model":
+			_, ok = s.(*report.Model)
 		}
 		if !ok {
 			t.Errorf("%T routed to %T, want %s", tc.intent, s, tc.want)

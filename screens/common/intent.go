@@ -38,7 +38,12 @@ type OpenDoctor struct{ URL string }
 // for "run again").
 type OpenRun struct{ Runner *bench.Runner }
 
+// OpenReport writes the HTML report of Runs (run folders; two or more
+// compare) and shows where it went.
+type OpenReport struct{ Runs []string }
+
 func (OpenResults) intent()   {}
+func (OpenReport) intent()    {}
 func (OpenRunDetail) intent() {}
 func (OpenCompare) intent()   {}
 func (OpenForm) intent()      {}

@@ -34,7 +34,7 @@ type detailKeys struct {
 	// The scroll keys move the summary, and the cursor of the requests.
 	common.ScrollKeys
 	Filter, FilterBack, Delete, Export, NewR key.Binding
-	Back                                     key.Binding
+	Back, Report                             key.Binding
 }
 
 func newDetailKeys(km *common.KeyMap) detailKeys {
@@ -51,6 +51,7 @@ func newDetailKeys(km *common.KeyMap) detailKeys {
 		Export:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export config")),
 		NewR:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run from config")),
 		Back:       km.Back,
+		Report:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report")),
 	}
 }
 
@@ -241,6 +242,8 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return common.Push(NewExport(d.c, d.dir))
 	case key.Matches(msg, k.NewR):
 		return loadConfigCmd(d.dir, d.id)
+	case key.Matches(msg, k.Report):
+		return common.Open(common.OpenReport{Runs: []string{d.dir}})
 	}
 	switch d.tab {
 	case tabSummary:
@@ -596,6 +599,6 @@ func (d *Detail) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Next, k.Prev, k.Summary, k.Charts, k.Requests, k.Back},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Filter, k.FilterBack, k.Delete, k.Export, k.NewR},
+		{k.Filter, k.FilterBack, k.Delete, k.Export, k.NewR, k.Report},
 	}
 }

@@ -27,6 +27,7 @@ type listKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom     key.Binding
 	Open, Mark, Compare, Sort, Reverse, Filter  key.Binding
 	ClearFilter, Delete, Export, NewRun, Reload key.Binding
+	Report                                      key.Binding
 }
 
 // newListKeys composes the explorer's keys. Space marks a run here; the
@@ -51,6 +52,7 @@ func newListKeys(km *common.KeyMap) listKeys {
 		Export:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export config")),
 		NewRun:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run from config")),
 		Reload:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reload")),
+		Report:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report (of the marked pair)")),
 	}
 }
 
@@ -407,6 +409,19 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return l.status("mark two runs with space, then press c")
 		}
 		return common.Open(common.OpenCompare{A: a, B: b})
+	case key.Matches(msg, k.Report):
+		var dirs []string
+		switch {
+		case len(l.marks) == 2:
+			dirs = l.marks
+		case len(l.marks) == 1 && r != nil && r.Dir != l.marks[0]:
+			dirs = []string{l.marks[0], r.Dir}
+		case r != nil:
+			dirs = []string{r.Dir}
+		default:
+			return nil
+		}
+		return common.Open(common.OpenReport{Runs: slices.Clone(dirs)})
 	case key.Matches(msg, k.Delete):
 		if r == nil {
 			return nil
@@ -521,6 +536,6 @@ func (l *List) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Mark, k.Compare, k.Delete},
 		{k.Sort, k.Reverse, k.Filter, k.ClearFilter},
-		{k.Export, k.NewRun, k.Reload},
+		{k.Export, k.NewRun, k.Report, k.Reload},
 	}
 }

@@ -36,7 +36,7 @@ const maxBatch = 512
 
 type keys struct {
 	Stop, Focus, Up, Down, PageUp, PageDown, Top, Bottom key.Binding
-	Open, Again                                          key.Binding
+	Open, Again, Report                                  key.Binding
 }
 
 func newKeys(km *common.KeyMap) keys {
@@ -49,8 +49,9 @@ func newKeys(km *common.KeyMap) keys {
 		PageDown: km.PageDown,
 		Top:      km.Top,
 		Bottom:   km.Bottom,
-		Open:     common.Also(common.Named(km.Select, "enter", "open in explorer"), "o"),
+		Open:     common.Named(km.Select, "enter", "open in explorer"),
 		Again:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "run again")),
+		Report:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report")),
 	}
 }
 
@@ -300,6 +301,8 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	case m.finished && key.Matches(k, m.keys.Open) && m.info.Dir != "":
 		return common.Open(common.OpenRunDetail{Dir: m.info.Dir})
+	case m.finished && key.Matches(k, m.keys.Report) && m.info.Dir != "":
+		return common.Open(common.OpenReport{Runs: []string{m.info.Dir}})
 	case m.finished && key.Matches(k, m.keys.Again) && m.info.Config != nil && !m.preparing:
 		m.preparing = true
 		m.err = ""
@@ -451,6 +454,9 @@ func (m *Model) ShortHelp() []key.Binding {
 		}
 		if m.info.Config != nil {
 			b = append(b, m.keys.Again)
+		}
+		if m.info.Dir != "" {
+			b = append(b, m.keys.Report)
 		}
 		return append(b, m.focusKey(), m.keys.Up, m.keys.Down)
 	}
