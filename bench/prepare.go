@@ -35,6 +35,9 @@ type Prepared struct {
 	PreflightErr error
 	// Now is the runner's clock; nil means time.Now.
 	Now func() time.Time
+	// RunFolder, when set, is the run folder's exact name under the
+	// output directory (a sweep's cells); else the usual dated name.
+	RunFolder string
 
 	apiKey  string
 	user    *url.Userinfo // from the engine URL: Basic auth (see docs/cli.md)

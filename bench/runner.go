@@ -208,7 +208,12 @@ func New(p *Prepared) (*Runner, error) {
 	if sh := p.Config.Shard(); sh.Sharded() {
 		folderName = strings.TrimPrefix(fmt.Sprintf("%s-shard-%d-of-%d", record.Sanitize(folderName), sh.Index, sh.Count), "-")
 	}
-	rec, err := record.Create(outDir, p.Config.Workload(), folderName, now())
+	var rec *record.Writer
+	if p.RunFolder != "" {
+		rec, err = record.CreateNamed(outDir, p.RunFolder)
+	} else {
+		rec, err = record.Create(outDir, p.Config.Workload(), folderName, now())
+	}
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
 	}
@@ -365,6 +370,10 @@ func (r *Runner) Snapshot() Snapshot {
 	s.Load = r.tracker.Live()
 	return s
 }
+
+// MeanTPOTms is the mean time per output token of the measured requests
+// (a sweep cell's figure), nil when no request had two tokens.
+func (r *Runner) MeanTPOTms() *float64 { return r.tracker.MeanTPOTms() }
 
 // Abort stops every request in flight at once (a second Ctrl-C).
 func (r *Runner) Abort() { r.reqCancel() }

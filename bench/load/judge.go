@@ -113,6 +113,8 @@ type Tracker struct {
 	latSum              float64
 	late                [3]int // requests over the lag limit, by Hold
 	good, goodOut       int
+	tpotSum             float64 // ms, over successful requests with 2+ tokens
+	tpotN               int
 	recent              [100]Hold // last requests: 0..2 a Hold, -1 on time
 	recentN             int
 }
@@ -170,6 +172,10 @@ func (t *Tracker) Finish(r *sender.Result, hold Hold) {
 			state = hold
 		}
 	}
+	if out := outputTokens(r); r.Successful && out > 1 && r.TTFT != nil {
+		t.tpotSum += 1000 * (r.RequestLatency - *r.TTFT) / float64(out-1)
+		t.tpotN++
+	}
 	t.recent[t.recentN%len(t.recent)] = state
 	t.recentN++
 	if r.SLOMet != nil && *r.SLOMet {
@@ -178,6 +184,18 @@ func (t *Tracker) Finish(r *sender.Result, hold Hold) {
 			t.goodOut += outputTokens(r)
 		}
 	}
+}
+
+// MeanTPOTms is the mean time per output token, (latency - TTFT) /
+// (tokens - 1), over successful measured requests with two tokens or
+// more; nil when there are none.
+func (t *Tracker) MeanTPOTms() *float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tpotN == 0 {
+		return nil
+	}
+	return ptr(t.tpotSum / float64(t.tpotN))
 }
 
 // Live is the running verdict for the live screens.

@@ -144,38 +144,61 @@ func Create(outputDir, workload, name string, started time.Time) (*Writer, error
 		if i > 1 {
 			id += "-" + strconv.Itoa(i)
 		}
-		dir := filepath.Join(outputDir, id)
-		err := os.Mkdir(dir, 0o755)
+		w, err := create(outputDir, id)
 		if errors.Is(err, fs.ErrExist) {
 			if i >= 10000 {
 				return nil, fmt.Errorf("create run folder in %s: %s and its numbered variants are taken", outputDir, base)
 			}
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("create run folder %s: %w", dir, err)
-		}
-		f, err := os.OpenFile(filepath.Join(dir, RequestsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", filepath.Join(dir, RequestsFile), err)
-		}
-		w := &Writer{dir: dir, id: id, req: f}
-		for range reservedFDs {
-			r, err := os.Open(os.DevNull)
-			if err != nil {
-				w.release()
-				f.Close()
-				return nil, fmt.Errorf("reserve file descriptors for %s: %w", dir, err)
-			}
-			w.reserve = append(w.reserve, r)
-		}
-		// Best effort: a disk too full for the spare is full anyway.
-		w.spare = filepath.Join(dir, SpareFile)
-		if err := os.WriteFile(w.spare, make([]byte, spareBytes), 0o600); err != nil {
-			os.Remove(w.spare)
-		}
-		return w, nil
+		return w, err
 	}
+}
+
+// CreateNamed creates the run folder outputDir/id exactly (a sweep's
+// cells have fixed names); an existing folder is an error, never reused.
+func CreateNamed(outputDir, id string) (*Writer, error) {
+	if err := os.MkdirAll(outputDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory %s: %w", outputDir, err)
+	}
+	w, err := create(outputDir, id)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create run folder %s: it exists already", filepath.Join(outputDir, id))
+	}
+	return w, err
+}
+
+// create makes outputDir/id and its requests file; fs.ErrExist when the
+// folder is taken.
+func create(outputDir, id string) (*Writer, error) {
+	dir := filepath.Join(outputDir, id)
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create run folder %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, RequestsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", filepath.Join(dir, RequestsFile), err)
+	}
+	w := &Writer{dir: dir, id: id, req: f}
+	for range reservedFDs {
+		r, err := os.Open(os.DevNull)
+		if err != nil {
+			w.release()
+			f.Close()
+			return nil, fmt.Errorf("reserve file descriptors for %s: %w", dir, err)
+		}
+		w.reserve = append(w.reserve, r)
+	}
+	// Best effort: a disk too full for the spare is full anyway.
+	w.spare = filepath.Join(dir, SpareFile)
+	if err := os.WriteFile(w.spare, make([]byte, spareBytes), 0o600); err != nil {
+		os.Remove(w.spare)
+	}
+	return w, nil
 }
 
 // Dir is the run folder's path.

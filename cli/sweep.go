@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/sweep"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { extraCommands = append(extraCommands, NewSweepCommand) }
+
+// SweepFlags are the sweep's own flags.
+type SweepFlags struct {
+	Rate, Concurrency string
+	Search            bool
+	GoodputTarget     float64
+	Precision         float64
+	MaxCells          int
+}
+
+// NewSweepCommand is `kvbench sweep`.
+func NewSweepCommand() *cobra.Command {
+	var sf SweepFlags
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   "sweep [run flags] (--sweep-rate LIST | --sweep-concurrency LIST) [--search --slo ... --goodput-target F]",
+		Short: "Run one workload at several loads and report the curve, or search for its capacity",
+		Long: `Run one workload at several loads, each cell an ordinary run folder under
+the sweep folder (<output-dir>/<stamp>-sweep-<workload>[-<name>]/cells/),
+with its own prompt salt so cells never warm each other, and --reset-cache
+before each cell when given. sweep.json and sweep.csv hold the curve.
+
+LIST is 1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear).
+--search finds the highest value whose good fraction under --slo reaches
+--goodput-target: it starts at the first value, doubles while cells pass,
+then bisects between the last pass and the first fail.`,
+		Example: `  kvbench sweep --engine-url builtin --workload random-prefill --rp-num-requests 200 \
+      --rp-request-length 100 --sweep-rate 10,20,40
+  kvbench sweep --engine-url http://gpu:8000 --workload random-prefill --tokens-per-gb-kvcache 6000 \
+      --sweep-rate 4 --search --slo ttft=500ms --goodput-target 0.9`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, configFile, sf) },
+	}
+	fs := cmd.Flags()
+	config.RegisterFlags(fs)
+	fs.StringVar(&configFile, "config", "", "load an exported config JSON; flags that are set win")
+	fs.StringVar(&sf.Rate, "sweep-rate", "", "request rates of the cells: `LIST` (1,2,4 or 1:64:x2 or 10:100:+10)")
+	fs.StringVar(&sf.Concurrency, "sweep-concurrency", "", "concurrency caps of the cells (closed loop): `LIST`")
+	fs.BoolVar(&sf.Search, "search", false, "search for the highest value meeting --goodput-target under --slo")
+	fs.Float64Var(&sf.GoodputTarget, "goodput-target", 0.9, "good fraction a cell must reach to pass")
+	fs.Float64Var(&sf.Precision, "search-precision", 0.05, "stop bisecting when pass and fail are this close (relative)")
+	fs.IntVar(&sf.MaxCells, "search-max-cells", 12, "most cells a search runs")
+	return cmd
+}
+
+// SweepOptions builds the sweep's options from its flags and a resolved
+// run config (the TUI form builds the same).
+func SweepOptions(cfg *config.Config, sf SweepFlags) (sweep.Options, error) {
+	o := sweep.Options{Config: cfg, Search: sf.Search, GoodputTarget: sf.GoodputTarget, Precision: sf.Precision, MaxCells: sf.MaxCells}
+	switch {
+	case sf.Rate != "" && sf.Concurrency != "":
+		return o, fmt.Errorf("give --sweep-rate or --sweep-concurrency, not both")
+	case sf.Rate != "":
+		o.Dimension = sweep.Rate
+		v, err := sweep.ParseList("sweep-rate", sf.Rate)
+		o.Values = v
+		if err != nil {
+			return o, err
+		}
+	case sf.Concurrency != "":
+		o.Dimension = sweep.Concurrency
+		v, err := sweep.ParseList("sweep-concurrency", sf.Concurrency)
+		o.Values = v
+		if err != nil {
+			return o, err
+		}
+	default:
+		return o, fmt.Errorf("give --sweep-rate LIST or --sweep-concurrency LIST")
+	}
+	return o, o.Validate()
+}
+
+func runSweep(cmd *cobra.Command, configFile string, sf SweepFlags) error {
+	cfg, err := config.Resolve(cmd.Flags(), config.Layers{JSON: configFile})
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := cfg.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
+	if missing := cfg.Missing(); len(missing) > 0 {
+		return &UsageError{Err: config.MissingError(missing, "the sweep command (it has no guided form)")}
+	}
+	o, err := SweepOptions(cfg, sf)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
+	quiet := cfg.Bool("quiet")
+	progress := func(format string, args ...any) {
+		if !quiet {
+			fmt.Fprintf(stderr, format+"\n", args...)
+		}
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	var current *bench.Runner
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	aborted := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-sigs:
+			case <-aborted:
+				return
+			}
+			n++
+			if n == 1 {
+				progress("\ninterrupted: no new cells or requests; waiting for those in flight. Press Ctrl-C again to stop now.")
+				cancel()
+			} else if r := current; r != nil {
+				r.Abort()
+			}
+		}
+	}()
+	defer close(aborted)
+
+	total := len(o.Values)
+	if o.Search {
+		total = o.MaxCells
+	}
+	o.Started = func(dir string) {}
+	o.CellStarted = func(i int, v float64, r *bench.Runner) {
+		current = r
+		progress("cell %d: %s %s (run %s)", i+1, o.Dimension, sweep.Format(v), r.ID())
+	}
+	o.Cell = func(i int, c sweep.Cell) {
+		of := fmt.Sprintf("/%d", total)
+		if o.Search {
+			of = fmt.Sprintf(" (at most %d)", total)
+		}
+		line := fmt.Sprintf("cell %d%s: %s %s done: %d requests, %d failed, achieved %s req/s, p99 TTFT %s ms",
+			i+1, of, o.Dimension, sweep.Format(c.Value), c.TotalRequests, c.FailedRequests, optNum(c.AchievedRate), optNum(c.P99TTFTms))
+		if c.GoodFraction != nil {
+			line += fmt.Sprintf(", good %.1f%%", *c.GoodFraction*100)
+		}
+		if c.Delivered != nil && !*c.Delivered {
+			line += ", load not delivered"
+		}
+		progress("%s", line)
+	}
+	f, dir, code, err := sweep.Run(ctx, o)
+	if dir != "" {
+		if f != nil {
+			if cfg.String("format") == "json" {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				enc.Encode(f)
+			} else {
+				sweep.WriteTable(stdout, f)
+			}
+		}
+		progress("kvbench: sweep in %s", dir)
+	}
+	if err != nil {
+		if bench.IsUsage(err) {
+			return &UsageError{Err: err}
+		}
+		return err
+	}
+	return exitCode(code)
+}
+
+func optNum(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", *p)
+}
