@@ -83,7 +83,8 @@ func TestOverloadReachesSummaryAndLiveWarning(t *testing.T) {
 			}
 		}
 	}()
-	sum, code := r.Run(context.Background())
+	fin := r.Run(context.Background())
+	sum, code := fin.Summary, fin.ExitCode
 	<-done
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -93,6 +94,10 @@ func TestOverloadReachesSummaryAndLiveWarning(t *testing.T) {
 	}
 	if !strings.Contains(live, "machine CPU") {
 		t.Fatalf("snapshot warning %q", live)
+	}
+	// An overloaded client never delivered the load it claims.
+	if sum.Load == nil || sum.Load.Delivered || !strings.Contains(strings.Join(sum.Load.DegradedReasons, " "), "client overloaded: machine CPU") {
+		t.Fatalf("load block of an overloaded run: %+v", sum.Load)
 	}
 	c := sum.Client
 	if !c.Overloaded || len(c.OverloadReasons) != 1 || c.MachineCPUBusyMax == nil || *c.MachineCPUBusyMax != 99 || c.SchedLatencyP99Ms != nil {

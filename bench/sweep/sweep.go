@@ -55,7 +55,7 @@ type Options struct {
 	Cell        func(i int, c Cell)
 	// RunCell drives one cell's runner to its end (a front-end consumes
 	// its events); nil drains the events and runs it.
-	RunCell func(ctx context.Context, r *bench.Runner) (*record.Summary, int)
+	RunCell func(ctx context.Context, r *bench.Runner) bench.Finish
 }
 
 // Info is sweep.json's `sweep` object.
@@ -403,7 +403,7 @@ func (s *sweeper) cell(ctx context.Context, i int, v float64) (Cell, error) {
 	}
 	run := s.o.RunCell
 	if run == nil {
-		run = func(ctx context.Context, r *bench.Runner) (*record.Summary, int) {
+		run = func(ctx context.Context, r *bench.Runner) bench.Finish {
 			go func() {
 				for range r.Events() {
 				}
@@ -411,8 +411,8 @@ func (s *sweeper) cell(ctx context.Context, i int, v float64) (Cell, error) {
 			return r.Run(ctx)
 		}
 	}
-	sum, code := run(ctx, r)
-	return cellOf(v, r.ID(), sum, r.MeanTPOTms(), code), nil
+	fin := run(ctx, r)
+	return cellOf(v, r.ID(), fin.Summary, r.MeanTPOTms(), fin.ExitCode), nil
 }
 
 func cellOf(v float64, id string, sum *record.Summary, tpot *float64, code int) Cell {
