@@ -168,7 +168,9 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	}
 
 	tpg := cfg.Int("tokens_per_gb_kvcache")
-	if tpg <= 0 && config.NeedsTokensPerGB(cfg.Workload()) {
+	// Trace replay does not need a budget, but predicts an LRU cache's
+	// hits with one when it can be known.
+	if tpg <= 0 && (config.NeedsTokensPerGB(cfg.Workload()) || cfg.Workload() == config.TraceReplay) {
 		statusURL := cfg.ConnURL("lmcache_url")
 		if statusURL == "" && p.builtin != nil {
 			statusURL = p.builtin.URL()

@@ -104,6 +104,12 @@ type Snapshot struct {
 	ServerHitRate *float64
 	// Load is the running delivered-load verdict and good fraction.
 	Load load.Live
+	// ExpectedHitRatio and ExpectedHitRatioLRU are the hits a replayed
+	// trace predicts (unbounded, and with an LRU cache of the KV budget)
+	// over the requests with valid receipts so far; nil for other
+	// workloads, and the LRU one nil without a budget.
+	ExpectedHitRatio    *float64
+	ExpectedHitRatioLRU *float64
 }
 
 // Runner runs one benchmark.
@@ -139,6 +145,8 @@ type Runner struct {
 	// requests in flight still finish.
 	stopDispatch context.CancelFunc
 
+	expected expectedHits // trace replay's predicted hits so far (guarded by mu)
+
 	monitorEvery time.Duration   // CPU and overload sampling period (tests shorten it)
 	probe        overload.Probe  // the overload detector's readings (tests fake them)
 	overload     overload.Result // the detector's conclusion so far (guarded by mu)
@@ -172,7 +180,12 @@ func New(p *Prepared) (*Runner, error) {
 		Seed:        int64(p.Config.Int("seed")),
 		Endpoint:    sender.Endpoint(p.Config.String("endpoint")),
 		Shard:       p.Config.Shard(),
+		Engine:      &workload.Engine{BaseURL: p.EngineURL, APIKey: p.apiKey, Model: p.RequestModel()},
 	})
+	var unavailable *workload.UnavailableError
+	if errors.As(err, &unavailable) {
+		return nil, &EngineError{Err: err}
+	}
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -364,6 +377,9 @@ func (r *Runner) Snapshot() Snapshot {
 	if r.sampler != nil {
 		s.ServerHitRate = r.sampler.LiveHitRate()
 	}
+	r.mu.Lock()
+	s.ExpectedHitRatio, s.ExpectedHitRatioLRU = r.expected.ratios()
+	r.mu.Unlock()
 	if !s.Started.IsZero() {
 		s.Elapsed = r.now().Sub(s.Started)
 	}
@@ -437,6 +453,12 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 	sent := *req // salted on a copy: a workload may send one request twice
 	r.salt.Apply(&sent)
 	res := r.client.Do(r.reqCtx, &sent)
+	res.TraceExpectation = req.Expect
+	if req.Expect != nil {
+		r.mu.Lock()
+		r.expected.add(&res)
+		r.mu.Unlock()
+	}
 	r.inflight.Add(-1)
 	res.SLOMet = r.load.SLO.Met(&res)
 	if measured {
@@ -810,4 +832,36 @@ func ShardWarnings(c *config.Config) []string {
 			sh, sh.Count, c.Float("burstiness"), sh.Count)}
 	}
 	return nil
+}
+
+// expectedHits sums trace replay's predictions over the requests whose
+// receipts are valid, for the live figures.
+type expectedHits struct {
+	input, unbounded, lru int
+	lruKnown              bool
+}
+
+func (e *expectedHits) add(res *sender.Result) {
+	x := res.TraceExpectation
+	if res.CacheState == sender.StateUnverified || res.PromptTokens == nil || res.CachedTokens == nil {
+		return
+	}
+	e.input += x.InputTokens
+	e.unbounded += x.ExpectedCachedTokens
+	if x.ExpectedCachedTokensLRU != nil {
+		e.lru += *x.ExpectedCachedTokensLRU
+		e.lruKnown = true
+	}
+}
+
+func (e *expectedHits) ratios() (unbounded, lru *float64) {
+	if e.input == 0 {
+		return nil, nil
+	}
+	u := float64(e.unbounded) / float64(e.input)
+	if e.lruKnown {
+		l := float64(e.lru) / float64(e.input)
+		lru = &l
+	}
+	return &u, lru
 }

@@ -143,6 +143,13 @@ func progressLine(s bench.Snapshot) string {
 	if s.HitRatio != nil {
 		fmt.Fprintf(&b, " | hit %.1f%%", 100**s.HitRatio)
 	}
+	if s.ExpectedHitRatio != nil {
+		fmt.Fprintf(&b, " (expected %.1f%%", 100**s.ExpectedHitRatio)
+		if s.ExpectedHitRatioLRU != nil {
+			fmt.Fprintf(&b, ", LRU %.1f%%", 100**s.ExpectedHitRatioLRU)
+		}
+		b.WriteString(")")
+	}
 	fmt.Fprintf(&b, " | %s %d %s %d %s %d", sender.StateCold, s.Cold, sender.StateReused, s.Reused, sender.StateUnverified, s.Unverified)
 	return b.String()
 }

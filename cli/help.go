@@ -214,9 +214,10 @@ func runUsage(c *cobra.Command) error {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, wl, config.WorkloadInfo[wl])
 	}
 	fmt.Fprintf(w, "\nRequired: --engine-url and --workload; the LMCache workloads (all but\n"+
-		"%s and %s) also need --tokens-per-gb-kvcache or\n"+
-		"--lmcache-url, except with --engine-url builtin. On a terminal a guided\n"+
-		"form asks for what is missing.\n", config.CacheProbe, config.ConcurrentExactness)
+		"%s, %s and %s) also need\n"+
+		"--tokens-per-gb-kvcache or --lmcache-url, except with --engine-url\n"+
+		"builtin; %s needs --tr-file. On a terminal a guided form asks for\n"+
+		"what is missing.\n", config.CacheProbe, config.ConcurrentExactness, config.TraceReplay, config.TraceReplay)
 
 	// Sections keep the order of config.Fields (the important flag first),
 	// then the flags run adds itself.

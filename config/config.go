@@ -557,6 +557,9 @@ func (c *Config) Missing() []string {
 	if c.NeedsTokensPerGB() {
 		out = append(out, "--tokens-per-gb-kvcache or --lmcache-url")
 	}
+	if c.Workload() == TraceReplay && c.String("tr_file") == "" {
+		out = append(out, "--tr-file")
+	}
 	return out
 }
 

@@ -32,12 +32,13 @@ const (
 	PrefixSuffixTuner   = "prefix-suffix-tuner"
 	CacheProbe          = "cache-probe"
 	ConcurrentExactness = "concurrent-exactness"
+	TraceReplay         = "trace-replay"
 )
 
 // Workloads lists every workload in the order users see them.
 var Workloads = []string{
 	LongDocQA, MultiRoundChat, RandomPrefill, LongDocPermutator,
-	PrefixSuffixTuner, CacheProbe, ConcurrentExactness,
+	PrefixSuffixTuner, CacheProbe, ConcurrentExactness, TraceReplay,
 }
 
 // WorkloadInfo describes a workload in one line, for help and the TUI.
@@ -49,20 +50,21 @@ var WorkloadInfo = map[string]string{
 	PrefixSuffixTuner:   "a prefix pool just over a cache tier: does the tier thrash as designed?",
 	CacheProbe:          "first, repeated and concurrent identical requests: proof of cold and reused prefixes",
 	ConcurrentExactness: "distinct prompts on concurrent streams: are the answers the same as alone?",
+	TraceReplay:         "a production trace (Mooncake, Bailian) replayed with exact prefix sharing: expected vs observed hits",
 }
 
 // Prefix is each workload's flag prefix.
 var Prefix = map[string]string{
 	LongDocQA: "ldqa", MultiRoundChat: "mrc", RandomPrefill: "rp",
 	LongDocPermutator: "ldp", PrefixSuffixTuner: "psf", CacheProbe: "cp",
-	ConcurrentExactness: "ce",
+	ConcurrentExactness: "ce", TraceReplay: "tr",
 }
 
 // NeedsTokensPerGB reports whether a workload sizes itself from the KV
 // budget, i.e. the five LMCache workloads.
 func NeedsTokensPerGB(workload string) bool {
 	switch workload {
-	case CacheProbe, ConcurrentExactness:
+	case CacheProbe, ConcurrentExactness, TraceReplay:
 		return false
 	}
 	return true
@@ -301,6 +303,18 @@ var Fields = []Field{
 	wl(ConcurrentExactness, "temperature", Float, 0.0, "sampling temperature").withMin(0, false).withMax(2, false),
 	wl(ConcurrentExactness, "alone", Bool, false, "compare each request with its prompt sent alone"),
 	wl(ConcurrentExactness, "reference-extra-body", String, "", "JSON merged into a second reference run (e.g. {\"draft\": false})"),
+
+	wl(TraceReplay, "file", String, "", "the trace, JSON lines (required; read twice, so not stdin)"),
+	choice(wl(TraceReplay, "format", String, "auto", "trace format (auto: bailian when lines have chat_id)"), "auto", "mooncake", "bailian"),
+	wl(TraceReplay, "block-size", Int, 0, "tokens per hash id (0: the format's, mooncake 512, bailian 16)").withMin(0, false).withMax(MaxTokens, false),
+	wl(TraceReplay, "skip-invalid", Bool, false, "count and skip invalid lines instead of stopping"),
+	wl(TraceReplay, "speedup", Float, 1.0, "divide every timestamp by this").withMin(0, true).withMax(1e9, false),
+	wl(TraceReplay, "start", Int, 0, "skip the first lines of the file").withMin(0, false).withMax(1e12, false),
+	wl(TraceReplay, "limit", Int, 0, "replay at most this many lines (0: all)").withMin(0, false).withMax(1e12, false),
+	wl(TraceReplay, "max-input-tokens", Int, 0, "skip longer requests (0: what the engine's context allows)").withMin(0, false).withMax(MaxTokens, false),
+	choice(wl(TraceReplay, "output", String, "trace", "trace: max_tokens = output_length with ignore_eos; free: without ignore_eos"), "trace", "free"),
+	choice(wl(TraceReplay, "prompt-mode", String, "auto", "tokens: token-id prompts; text: one-token words; auto: tokens when the engine takes them"), "auto", "tokens", "text"),
+	wl(TraceReplay, "engine-block-size", Int, 16, "the engine's KV block size: expectations are multiples of it").withMin(1, false).withMax(MaxTokens, false),
 }
 
 // Upper bounds of the numeric settings: far beyond any real engine, low
@@ -316,6 +330,8 @@ const (
 	MaxDurationSeconds = 10_000_000 // about 116 days
 	MaxSeed            = 1 << 53    // exact in JSON
 )
+
+func choice(f Field, choices ...string) Field { f.Choices = choices; return f }
 
 // Lookup finds a field by key.
 func Lookup(key string) (Field, bool) {

@@ -64,6 +64,22 @@ type Request struct {
 	KeepText bool
 	// KeepGaps asks for the chunk gaps in Result.RoundGapsMs (pooled ITL).
 	KeepGaps bool
+	// Expect is trace replay's prediction for this request, recorded on
+	// its line (nil for other workloads).
+	Expect *TraceExpectation
+}
+
+// TraceExpectation is the cache hit a trace predicts for one request
+// (spec/trace.md): the workload's own keys of its requests.jsonl line.
+type TraceExpectation struct {
+	// ExpectedCachedTokens is the bound with an unbounded cache.
+	ExpectedCachedTokens int `json:"expected_cached_tokens"`
+	// ExpectedCachedTokensLRU is the bound with an LRU cache of the KV
+	// budget; nil when no budget is known.
+	ExpectedCachedTokensLRU *int `json:"expected_cached_tokens_lru"`
+	// InputTokens is the trace's input_length (not recorded: the line's
+	// prompt_tokens is the engine's count).
+	InputTokens int `json:"-"`
 }
 
 // Result is everything measured about one request. The JSON form is one
@@ -107,6 +123,9 @@ type Result struct {
 	// SLOMet is whether the request met the run's --slo (null without one);
 	// the runner judges it before the line is written.
 	SLOMet *bool `json:"slo_met"`
+	// The workload's own keys, after the common ones; a nil pointer
+	// leaves them out of the line.
+	*TraceExpectation
 	// Shard is the index of the shard that sent the request, on the lines
 	// of a sharded run only; it stays the last key (spec/record.md).
 	Shard *int `json:"shard,omitempty"`

@@ -64,6 +64,9 @@ type Params struct {
 	// Shard is the share of the run this process sends
 	// (spec/scale-out.md); the zero value and {0, 1} are the whole run.
 	Shard config.Shard
+	// Engine reaches the engine outside the run's requests (trace replay
+	// learns its token pool through /tokenize); nil when unknown.
+	Engine *Engine
 }
 
 // shard is p.Shard with the zero value read as the whole run.
@@ -73,6 +76,20 @@ func (p Params) shard() config.Shard {
 	}
 	return p.Shard
 }
+
+// Engine is how a workload may query the engine before the run.
+type Engine struct {
+	BaseURL string // normalised, ends in /v1
+	APIKey  string // never printed or stored
+	Model   string // the model field sent in requests
+}
+
+// UnavailableError is an engine that cannot do what the workload needs,
+// found before anything was sent (exit 3).
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Outcome is what a workload reports when it has finished.
 type Outcome struct {

@@ -273,8 +273,10 @@ func (m *Model) build() {
 		for _, f := range config.WorkloadFields(w) {
 			fields = append(fields, m.input(f.Key))
 		}
+		// A trace replay cannot start without its file: its settings
+		// are asked for even when the optional ones are skipped.
 		groups = append(groups, huh.NewGroup(fields...).Title(w+" settings").Description(config.WorkloadInfo[w]).
-			WithHideFunc(func() bool { return optional() || m.workload != w }))
+			WithHideFunc(func() bool { return m.workload != w || (optional() && !m.needsTraceFile(w)) }))
 	}
 
 	var general []huh.Field
@@ -299,6 +301,13 @@ func (m *Model) build() {
 		WithShowHelp(false).WithShowErrors(false)
 	m.sizeForm()
 	m.stage = stageForm
+}
+
+// needsTraceFile reports whether w is trace replay and its file is not
+// given yet.
+func (m *Model) needsTraceFile(w string) bool {
+	v, ok := m.vals["tr_file"]
+	return w == config.TraceReplay && ok && strings.TrimSpace(*v) == ""
 }
 
 // formHeight leaves a line for the inline error under the form.

@@ -56,6 +56,24 @@ var reqColumns = []reqColumn{
 	{"Cached", 7, false, true, 8},
 	{"State", 10, false, false, 4},
 	{"Error", 8, true, false, 5},
+	// Trace replay only: the hit the trace predicts (the LRU one when a
+	// KV budget was known), next to Cached.
+	{"Expected", 8, false, true, 9},
+}
+
+// expectCol is the index of the Expected column.
+const expectCol = 9
+
+// columns are the table's columns: Expected only for a replayed trace.
+func (t *requestTable) columns() []reqColumn {
+	for _, rows := range [][]sender.Result{t.head, t.page} {
+		for i := range rows {
+			if rows[i].TraceExpectation != nil {
+				return reqColumns
+			}
+		}
+	}
+	return reqColumns[:expectCol]
 }
 
 func (t *requestTable) setSize(w, h int) {
@@ -198,22 +216,30 @@ func (t *requestTable) cells(r *sender.Result) []string {
 	if state == "" {
 		state = sender.StateUnverified
 	}
+	expected := ""
+	if e := r.TraceExpectation; e != nil {
+		expected = fmt.Sprint(e.ExpectedCachedTokens)
+		if e.ExpectedCachedTokensLRU != nil {
+			expected = fmt.Sprint(*e.ExpectedCachedTokensLRU)
+		}
+	}
 	return []string{
 		"", r.RequestID, r.Phase, fmtOptMs(r.TTFT), lat,
 		fmtOptInt(r.PromptTokens) + "/" + fmtOptInt(r.CompletionTokens),
-		fmtOptInt(r.CachedTokens), state, errText,
+		fmtOptInt(r.CachedTokens), state, errText, expected,
 	}
 }
 
 func (t *requestTable) view(d *Detail) string {
 	s := d.c.Styles
-	specs := make([]colSpec, len(reqColumns))
-	for i, c := range reqColumns {
+	cols := t.columns()
+	specs := make([]colSpec, len(cols))
+	for i, c := range cols {
 		specs[i] = colSpec{min: c.min, flex: c.flex, priority: c.priority, maxFlex: 40}
 	}
 	shown, widths := fitColumns(specs, t.width)
 	cell := func(text string, k int) string {
-		c := reqColumns[shown[k]]
+		c := cols[shown[k]]
 		w := widths[k]
 		text = ansi.Truncate(text, w, "…")
 		pad := strings.Repeat(" ", max(w-ansi.StringWidth(text), 0))
@@ -225,7 +251,7 @@ func (t *requestTable) view(d *Detail) string {
 	var lines []string
 	var hdr []string
 	for k, i := range shown {
-		hdr = append(hdr, cell(reqColumns[i].title, k))
+		hdr = append(hdr, cell(cols[i].title, k))
 	}
 	lines = append(lines, s.Header.Render(strings.Join(hdr, " ")))
 

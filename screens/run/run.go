@@ -611,6 +611,13 @@ func (m *Model) panelsView() string {
 		row(st.Unverified.Render("unverified"), st.Unverified.Render(fmt.Sprint(s.Unverified)), w2),
 		row("hit ratio", hit, w2),
 	}
+	// A replayed trace's prediction, next to the hit ratio: the LRU one
+	// when a KV budget makes it the closer bound.
+	if s.ExpectedHitRatioLRU != nil {
+		cacheRows = append(cacheRows, row("expected (LRU)", fmt.Sprintf("%.1f %%", *s.ExpectedHitRatioLRU*100), w2))
+	} else if s.ExpectedHitRatio != nil {
+		cacheRows = append(cacheRows, row("expected hit", fmt.Sprintf("%.1f %%", *s.ExpectedHitRatio*100), w2))
+	}
 	if s.ServerHitRate != nil {
 		cacheRows = append(cacheRows, row("engine hit rate", fmt.Sprintf("%.1f %%", *s.ServerHitRate*100), w2))
 	}

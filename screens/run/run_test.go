@@ -238,6 +238,31 @@ func TestEngineHitRate(t *testing.T) {
 	}
 }
 
+// A replayed trace's expected hits show next to the observed one.
+func TestExpectedHitRatio(t *testing.T) {
+	m := newScreen(&source{})
+	m.Feed(bench.Snapshot{})
+	if strings.Contains(m.View(), "expected") {
+		t.Error("an expectation is shown for a workload without one")
+	}
+	obs, exp, lru := 0.25, 0.375, 0.125
+	m.Feed(bench.Snapshot{Snapshot: stats.Snapshot{HitRatio: &obs}, ExpectedHitRatio: &exp})
+	v := m.View()
+	for _, want := range []string{"25.0 %", "expected hit", "37.5 %"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("%q missing:\n%s", want, v)
+		}
+	}
+	// With a KV budget, the LRU prediction is the one to compare with.
+	m.Feed(bench.Snapshot{Snapshot: stats.Snapshot{HitRatio: &obs}, ExpectedHitRatio: &exp, ExpectedHitRatioLRU: &lru})
+	v = m.View()
+	for _, want := range []string{"25.0 %", "expected (LRU)", "12.5 %"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("%q missing:\n%s", want, v)
+		}
+	}
+}
+
 func TestStopKeys(t *testing.T) {
 	m := newScreen(&source{})
 	q := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'q'}}

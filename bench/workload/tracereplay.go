@@ -1,0 +1,602 @@
+package workload
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/load"
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/trace"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { Register(config.TraceReplay, newTraceReplay) }
+
+// Prompt modes and their exactness (spec/trace.md).
+const (
+	modeTokens = "tokens"
+	modeText   = "text"
+
+	exact     = "exact"
+	verified  = "verified"
+	estimated = "estimated"
+)
+
+// TraceReplay replays a production trace open loop, with prompts whose
+// shared prefixes are exactly the trace's, and records per request the
+// hit the trace predicts next to the one the engine reported.
+type TraceReplay struct {
+	p Params
+
+	file        string
+	format      trace.Format
+	block       int
+	engineBlock int
+	speedup     float64
+	start       int
+	limit       int
+	maxInput    int  // 0: none
+	fromEngine  bool // maxInput is the engine's context, less each request's output
+	ignoreEOS   bool
+	salt        string
+	lruTokens   int
+	shaped      bool // the load flags time the releases, not the trace
+
+	mode      string
+	exactness string
+	poolIDs   []uint32 // token ids (tokens mode) or the words' ids (text mode)
+	words     []string // text mode
+
+	// From the validation pass.
+	replayable     int // lines to send (after skips)
+	skippedInvalid int
+	skippedTooLong int
+	traceSpan      time.Duration
+
+	mu  sync.Mutex
+	agg traceAgg
+}
+
+// traceAgg accumulates the expected and observed hits of the requests
+// whose receipts are valid.
+type traceAgg struct {
+	sent, valid             int
+	input, prompt, cached   int
+	expected, expectedLRU   int
+	below                   int
+	deviation               []int
+	firstSubmit, lastSubmit float64
+}
+
+func newTraceReplay(p Params) (Workload, error) {
+	c := p.Config
+	w := &TraceReplay{
+		p:           p,
+		file:        c.String("tr_file"),
+		engineBlock: c.Int("tr_engine_block_size"),
+		speedup:     c.Float("tr_speedup"),
+		start:       c.Int("tr_start"),
+		limit:       c.Int("tr_limit"),
+		maxInput:    c.Int("tr_max_input_tokens"),
+		ignoreEOS:   c.String("tr_output") == "trace",
+	}
+	if w.file == "" {
+		return nil, errors.New("--tr-file is required for --workload trace-replay")
+	}
+	if w.file == "-" {
+		return nil, errors.New("--tr-file - (stdin) is not accepted: the trace is read twice; give a file")
+	}
+	w.format = trace.Format(c.String("tr_format"))
+	if w.format == trace.Auto {
+		f, err := trace.Detect(w.file)
+		if err != nil {
+			return nil, err
+		}
+		w.format = f
+	}
+	w.block = c.Int("tr_block_size")
+	if w.block == 0 {
+		w.block = trace.DefaultBlockSize(w.format)
+	}
+	if p.TokensPerGB > 0 {
+		w.lruTokens = int(min(c.Float("kv_cache_volume")*float64(p.TokensPerGB), 1<<40))
+	}
+	ls, err := load.FromConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	// --request-rate or --max-concurrency take the timing over (load.md).
+	w.shaped = ls.Timed() || ls.MaxConcurrency > 0
+	w.salt = traceSalt(c)
+
+	// Everything the file can get wrong is found before the engine is
+	// asked anything.
+	inputs, err := w.validate()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if w.maxInput == 0 && p.Engine != nil {
+		if n := maxModelLen(ctx, p.Engine); n > 0 {
+			w.maxInput, w.fromEngine = n, true
+		}
+	}
+	for _, io := range inputs {
+		if w.tooLong(int(io[0]), int(io[1])) {
+			w.skippedTooLong++
+		}
+	}
+	w.replayable = len(inputs) - w.skippedTooLong
+	if err := w.choosePromptMode(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// traceSalt is what the blocks' contents are drawn with: --prompt-salt's
+// text, nothing for `none`, and a run-unique nonce for `auto` (the
+// default), so that a rerun shares nothing with the run before it.
+// Every shard of a run draws the same blocks: an auto salt then derives
+// from what the shards share.
+func traceSalt(c *config.Config) string {
+	switch s := c.String("prompt_salt"); s {
+	case "none":
+		return ""
+	case "auto", "":
+		if c.Shard().Sharded() {
+			sum := sha256.Sum256([]byte("kvbench trace salt|" + c.RunKey()))
+			return "auto-" + hex.EncodeToString(sum[:8])
+		}
+		b := make([]byte, 8)
+		rand.Read(b)
+		return "auto-" + hex.EncodeToString(b)
+	default:
+		return "text-" + s
+	}
+}
+
+// maxTokens is what a request asks for: the trace's output length (at
+// least 1: engines refuse 0).
+func maxTokens(out int) int { return max(out, 1) }
+
+func (w *TraceReplay) tooLong(in, out int) bool {
+	if w.maxInput <= 0 {
+		return false
+	}
+	if w.fromEngine {
+		return in+maxTokens(out) > w.maxInput
+	}
+	return in > w.maxInput
+}
+
+// validate reads the trace once: every line in range must parse (or is
+// counted with --tr-skip-invalid); it returns each replayable line's
+// input and output lengths.
+func (w *TraceReplay) validate() ([][2]int32, error) {
+	r, err := trace.Open(w.file, w.format, w.block)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if err := r.Skip(w.start); err != nil {
+		return nil, err
+	}
+	skip := w.p.Config.Bool("tr_skip_invalid")
+	sh := w.p.shard()
+	owner := trace.NewOwner(sh.Index, sh.Count)
+	var out [][2]int32
+	lines := 0
+	var first, last time.Duration
+	for n := 0; w.limit == 0 || n < w.limit; n++ {
+		q, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		var le *trace.LineError
+		if errors.As(err, &le) {
+			if !skip {
+				return nil, fmt.Errorf("%w (--tr-skip-invalid skips such lines)", err)
+			}
+			w.skippedInvalid++
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if lines == 0 {
+			first = q.Timestamp
+		}
+		lines++
+		last = q.Timestamp
+		if owner.Owns(&q) {
+			out = append(out, [2]int32{int32(min(q.InputLength, 1<<30)), int32(min(q.OutputLength, 1<<30))})
+		}
+	}
+	if lines == 0 {
+		return nil, fmt.Errorf("--tr-file %s: no request to replay (%d lines skipped as invalid)", w.file, w.skippedInvalid)
+	}
+	w.traceSpan = last - first
+	return out, nil
+}
+
+// choosePromptMode learns what the engine can take and settles the mode
+// (spec/trace.md): exit 3 when the chosen mode cannot be made exact.
+func (w *TraceReplay) choosePromptMode(ctx context.Context) error {
+	want := w.p.Config.String("tr_prompt_mode")
+	if w.p.Engine == nil {
+		return &UnavailableError{errors.New("trace replay needs the engine's /tokenize, and no engine is known")}
+	}
+	tk := newTokenizer(w.p.Engine)
+	pool, perr := learnPool(ctx, tk)
+	hasTokenize := perr == nil
+	if hasTokenize && len(pool) < 16 {
+		return &UnavailableError{fmt.Errorf("trace replay: /tokenize gave only %d distinct ordinary tokens for a page of English; cannot build exact prompts", len(pool))}
+	}
+	if want == modeTokens || want == "auto" {
+		if !hasTokenize {
+			return &UnavailableError{fmt.Errorf("--tr-prompt-mode %s: the engine's /tokenize is needed to learn ordinary token ids (%v); --tr-prompt-mode text runs with estimated lengths", want, perr)}
+		}
+		err := w.probeTokenIDs(ctx, pool)
+		if err == nil {
+			w.mode, w.exactness, w.poolIDs = modeTokens, exact, pool
+			return nil
+		}
+		if want == modeTokens {
+			return &UnavailableError{fmt.Errorf("--tr-prompt-mode tokens: the engine refuses a token-id prompt on /v1/completions (%v); try --tr-prompt-mode text", err)}
+		}
+	}
+	// text
+	if !hasTokenize {
+		if want == "auto" {
+			return &UnavailableError{fmt.Errorf("--tr-prompt-mode auto: no /tokenize (%v), so neither token-id nor text prompts can be made exact; --tr-prompt-mode text runs with estimated lengths", perr)}
+		}
+		w.mode, w.exactness, w.words = modeText, estimated, estimatedWords
+		w.poolIDs = make([]uint32, len(w.words))
+		for i := range w.poolIDs {
+			w.poolIDs[i] = uint32(i)
+		}
+		return nil
+	}
+	words, ids, err := oneTokenWords(ctx, tk)
+	if err != nil {
+		return &UnavailableError{fmt.Errorf("--tr-prompt-mode text: learning one-token words through /tokenize: %v", err)}
+	}
+	if len(words) < 16 {
+		return &UnavailableError{fmt.Errorf("--tr-prompt-mode text: only %d words are one token on this engine; cannot build exact text prompts", len(words))}
+	}
+	w.mode, w.words, w.poolIDs = modeText, words, ids
+	if err := w.verifyText(ctx, tk); err != nil {
+		return &UnavailableError{err}
+	}
+	w.exactness = verified
+	return nil
+}
+
+// probeTokenIDs is the doctor's completions check: a token-id prompt
+// must stream to the end.
+func (w *TraceReplay) probeTokenIDs(ctx context.Context, pool []uint32) error {
+	c := sender.New(sender.Options{
+		BaseURL: w.p.Engine.BaseURL, Model: w.p.Engine.Model, APIKey: w.p.Engine.APIKey,
+		Endpoint: sender.Completions, RequestTimeout: time.Minute, IdleTimeout: 30 * time.Second,
+	})
+	defer c.Close()
+	r := c.Do(ctx, &sender.Request{ID: "trace_probe", Endpoint: sender.Completions, PromptIDs: pool[:16], MaxTokens: 1})
+	if r.Successful {
+		return nil
+	}
+	if r.Error != nil {
+		msg := *r.Error
+		if r.ErrorDetail != nil {
+			msg += ": " + *r.ErrorDetail
+		}
+		return errors.New(msg)
+	}
+	return errors.New("the stream carried no token")
+}
+
+// verifyText tokenizes a sample of whole prompts (the first three
+// replayable requests) and checks their lengths.
+func (w *TraceReplay) verifyText(ctx context.Context, tk *tokenizer) error {
+	r, err := trace.Open(w.file, w.format, w.block)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	r.Skip(w.start)
+	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Config.Int("seed")), w.salt, 0)
+	checked := 0
+	for n := 0; checked < 3 && (w.limit == 0 || n < w.limit); n++ {
+		q, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || w.tooLong(q.InputLength, q.OutputLength) {
+			continue
+		}
+		text := w.text(blocks.Prompt(nil, q.HashIDs, q.InputLength))
+		ids, err := tk.tokenize(ctx, text)
+		if err != nil {
+			return fmt.Errorf("--tr-prompt-mode text: tokenizing the prompt of line %d: %v", q.Line+1, err)
+		}
+		if len(ids) != q.InputLength {
+			return fmt.Errorf("--tr-prompt-mode text: the prompt of line %d is %d tokens on this engine, not its input_length %d; use --tr-prompt-mode tokens", q.Line+1, len(ids), q.InputLength)
+		}
+		checked++
+	}
+	return nil
+}
+
+// text renders pool indices as words joined by single spaces.
+func (w *TraceReplay) text(idx []uint32) string {
+	var b strings.Builder
+	b.Grow(len(idx) * 5)
+	for i, k := range idx {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w.words[k])
+	}
+	return b.String()
+}
+
+func (w *TraceReplay) Name() string { return config.TraceReplay }
+
+func (w *TraceReplay) Describe() []string {
+	limit := "none"
+	if w.maxInput > 0 {
+		limit = fmt.Sprint(w.maxInput)
+		if w.fromEngine {
+			limit += " (the engine's context, less each request's output)"
+		}
+	}
+	lru := "none (no KV budget)"
+	if w.lruTokens > 0 {
+		lru = fmt.Sprintf("%d tokens", w.lruTokens)
+	}
+	return []string{
+		fmt.Sprintf("trace-replay: %s, %s format, %d-token blocks, %d requests to replay (%d invalid and %d too long skipped)",
+			filepath.Base(w.file), w.format, w.block, w.replayable, w.skippedInvalid, w.skippedTooLong),
+		fmt.Sprintf("trace-replay: prompts in %s mode (%s), a pool of %d tokens; speedup %gx over a %.1f s trace; max input %s; LRU prediction %s",
+			w.mode, w.exactness, len(w.poolIDs), w.speedup, w.traceSpan.Seconds(), limit, lru),
+	}
+}
+
+func (w *TraceReplay) Run(ctx context.Context, env Env) error {
+	r, err := trace.Open(w.file, w.format, w.block)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.Skip(w.start); err != nil {
+		return err
+	}
+	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Config.Int("seed")), w.salt, 0)
+	ex := trace.NewExpector(blocks, w.engineBlock, w.lruTokens)
+	env.Phase("measuring", w.replayable, time.Duration(float64(w.traceSpan)/w.speedup))
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var scratch, other []uint32
+	sh := w.p.shard()
+	owner := trace.NewOwner(sh.Index, sh.Count)
+	var start time.Time
+	var t0 time.Duration
+	for n := 0; w.limit == 0 || n < w.limit; n++ {
+		q, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		var le *trace.LineError
+		if errors.As(err, &le) {
+			continue // counted by the validation pass
+		}
+		if err != nil {
+			return err
+		}
+		if w.tooLong(q.InputLength, q.OutputLength) {
+			continue
+		}
+		if start.IsZero() {
+			start, t0 = time.Now(), q.Timestamp
+		}
+		due := start.Add(time.Duration(float64(q.Timestamp-t0) / w.speedup))
+		if !owner.Owns(&q) {
+			// Another shard sends it at the same trace time: it still
+			// warms the engine's cache for the requests after it.
+			scratch = blocks.Prompt(scratch[:0], q.HashIDs, q.InputLength)
+			other = other[:0]
+			for _, k := range scratch {
+				other = append(other, w.poolIDs[k])
+			}
+			ex.Expect(q.HashIDs, q.InputLength, scratch, other)
+			continue
+		}
+		req := &sender.Request{
+			ID: fmt.Sprintf("trace_%d", q.Line), Phase: sender.PhaseMeasured, Endpoint: sender.Completions,
+			MaxTokens: maxTokens(q.OutputLength),
+			// The salt is in the blocks' contents: nothing is prepended.
+			Verbatim: true,
+		}
+		if !w.shaped {
+			if !sleepUntil(ctx, due) {
+				return nil
+			}
+			req.Scheduled = due
+		}
+		if !env.release(ctx, req) {
+			return nil
+		}
+		// The prompt is built as the request is released: only the
+		// block cache outlives it.
+		scratch = blocks.Prompt(scratch[:0], q.HashIDs, q.InputLength)
+		ids := make([]uint32, len(scratch))
+		for i, k := range scratch {
+			ids[i] = w.poolIDs[k]
+		}
+		expected, lru := ex.Expect(q.HashIDs, q.InputLength, scratch, ids)
+		req.Expect = &sender.TraceExpectation{ExpectedCachedTokens: expected, ExpectedCachedTokensLRU: lru, InputTokens: q.InputLength}
+		if w.mode == modeTokens {
+			req.PromptIDs = ids
+		} else {
+			req.Prompt = w.text(scratch)
+		}
+		if w.ignoreEOS {
+			req.ExtraBody = map[string]any{"ignore_eos": true}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, ok := env.Send(ctx, req)
+			if ok {
+				w.add(&res)
+			}
+		}()
+	}
+	return nil
+}
+
+// sleepUntil waits for t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *TraceReplay) add(r *sender.Result) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a := &w.agg
+	a.sent++
+	if a.firstSubmit == 0 || r.SubmitTime < a.firstSubmit {
+		a.firstSubmit = r.SubmitTime
+	}
+	a.lastSubmit = max(a.lastSubmit, r.SubmitTime)
+	e := r.TraceExpectation
+	if e == nil || r.CacheState == sender.StateUnverified || r.PromptTokens == nil || r.CachedTokens == nil {
+		return
+	}
+	a.valid++
+	a.input += e.InputTokens
+	a.prompt += *r.PromptTokens
+	a.cached += *r.CachedTokens
+	a.expected += e.ExpectedCachedTokens
+	ref := e.ExpectedCachedTokens
+	if e.ExpectedCachedTokensLRU != nil {
+		a.expectedLRU += *e.ExpectedCachedTokensLRU
+		ref = *e.ExpectedCachedTokensLRU
+	}
+	if *r.CachedTokens < ref-w.engineBlock {
+		a.below++
+	}
+	a.deviation = append(a.deviation, *r.CachedTokens-ref)
+}
+
+func tokenRatio(num, den int) *float64 {
+	if den <= 0 {
+		return nil
+	}
+	v := float64(num) / float64(den)
+	return &v
+}
+
+// nearestRank is the p-th percentile of sorted xs (nil when empty).
+func nearestRank(xs []int, p float64) *int {
+	if len(xs) == 0 {
+		return nil
+	}
+	k := int(float64(len(xs))*p/100+0.999999999) - 1
+	v := xs[min(max(k, 0), len(xs)-1)]
+	return &v
+}
+
+func (w *TraceReplay) Outcome() Outcome {
+	w.mu.Lock()
+	a := w.agg
+	dev := slices.Clone(a.deviation)
+	w.mu.Unlock()
+	slices.Sort(dev)
+	var expLRU *float64
+	if w.lruTokens > 0 {
+		expLRU = tokenRatio(a.expectedLRU, a.input)
+	}
+	var replaySpan *float64
+	if a.sent > 0 {
+		s := a.lastSubmit - a.firstSubmit
+		replaySpan = &s
+	}
+	expected := tokenRatio(a.expected, a.input)
+	observed := tokenRatio(a.cached, a.prompt)
+	block := config.Ordered{
+		{Key: "requests", Value: a.sent},
+		{Key: "skipped_invalid", Value: w.skippedInvalid},
+		{Key: "skipped_too_long", Value: w.skippedTooLong},
+		{Key: "prompt_mode", Value: w.mode},
+		{Key: "prompt_exactness", Value: w.exactness},
+		{Key: "expected_hit_ratio", Value: expected},
+		{Key: "expected_hit_ratio_lru", Value: expLRU},
+		{Key: "observed_hit_ratio", Value: observed},
+		{Key: "below_expected", Value: a.below},
+		{Key: "deviation_tokens", Value: config.Ordered{{Key: "p50", Value: nearestRank(dev, 50)}, {Key: "p95", Value: nearestRank(dev, 95)}}},
+		{Key: "trace_span_s", Value: w.traceSpan.Seconds()},
+		{Key: "replay_span_s", Value: replaySpan},
+		{Key: "format", Value: string(w.format)},
+		{Key: "block_size", Value: w.block},
+		{Key: "engine_block_size", Value: w.engineBlock},
+		{Key: "speedup", Value: w.speedup},
+		{Key: "kv_budget_tokens", Value: nullIfZero(w.lruTokens)},
+		{Key: "max_input_tokens", Value: nullIfZero(w.maxInput)},
+		{Key: "requests_with_receipts", Value: a.valid},
+	}
+	ref := "unbounded"
+	if w.lruTokens > 0 {
+		ref = "LRU"
+	}
+	rows := []report.Row{
+		{Label: "Trace", Value: fmt.Sprintf("%s (%s, %d-token blocks)", filepath.Base(w.file), w.format, w.block)},
+		{Label: "Requests replayed", Value: report.Int(a.sent)},
+		{Label: "Skipped invalid / too long", Value: fmt.Sprintf("%d / %d", w.skippedInvalid, w.skippedTooLong)},
+		{Label: "Prompt mode", Value: w.mode + " (" + w.exactness + ")"},
+		{Label: "Expected hit ratio (%)", Value: report.Percent(expected)},
+		{Label: "Expected hit ratio, LRU (%)", Value: report.Percent(expLRU)},
+		{Label: "Observed hit ratio (%)", Value: report.Percent(observed)},
+		{Label: "Below expected (" + ref + ")", Value: report.Int(a.below)},
+		{Label: "Deviation p50 / p95 (tokens)", Value: optInt(nearestRank(dev, 50)) + " / " + optInt(nearestRank(dev, 95))},
+		{Label: "Trace / replay span (s)", Value: fmt.Sprintf("%.2f / %s", w.traceSpan.Seconds(), report.OptFloat(replaySpan))},
+	}
+	return Outcome{Block: block, Sections: []report.Section{{Title: "Trace Replay", Rows: rows}}}
+}
+
+func nullIfZero(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func optInt(v *int) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprint(*v)
+}
