@@ -114,16 +114,10 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	}
 	raw := cfg.String("engine_url")
 	p.user = cfg.UserInfo("engine_url")
-	if raw == "builtin" {
-		sc := sim.DefaultConfig()
-		sc.Listen = "127.0.0.1:0"
-		sc.Speed = cfg.Float("builtin_speed")
-		if m := cfg.String("model"); m != "" {
-			sc.Model = m
-		}
-		run, err := sim.Start(sc)
+	if raw == BuiltinURL {
+		run, err := StartBuiltin(cfg.String("model"), cfg.Float("builtin_speed"))
 		if err != nil {
-			return nil, fmt.Errorf("start the built-in engine: %w", err)
+			return nil, err
 		}
 		p.builtin = run
 		raw = run.URL()
@@ -131,7 +125,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		// unless a budget was given: the run then takes seconds, not the
 		// minutes 100 GB of documents would.
 		if !cfg.IsSet("kv_cache_volume") {
-			cfg.Set("kv_cache_volume", sc.GPUKVGB)
+			cfg.Set("kv_cache_volume", BuiltinKVGB())
 		}
 	}
 	u, err := sender.NormalizeURL(raw)

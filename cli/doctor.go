@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/doctor"
 	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/bench/sender"
-	"github.com/kvbench/kvbench/sim"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -79,15 +79,10 @@ func runDoctor(cmd *cobra.Command, f doctorFlags) error {
 	defer stop()
 
 	display := ""
-	if f.engineURL == "builtin" {
-		cfg := sim.DefaultConfig()
-		cfg.Listen = "127.0.0.1:0"
-		if f.model != "" {
-			cfg.Model = f.model
-		}
-		run, err := sim.Start(cfg)
+	if f.engineURL == bench.BuiltinURL {
+		run, err := bench.StartBuiltin(f.model, 0)
 		if err != nil {
-			return fmt.Errorf("start the built-in engine: %w", err)
+			return err
 		}
 		defer run.Close()
 		o.EngineURL = run.URL()

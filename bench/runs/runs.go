@@ -145,6 +145,17 @@ func isRunDir(dir string) bool {
 	return false
 }
 
+// Recent is the newest n runs of runsDir, in List's order (by start
+// time): home's recent runs and the explorer's first rows are the same
+// runs.
+func Recent(runsDir string, n int) ([]Run, error) {
+	all, err := List(runsDir)
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all, err
+}
+
 // List reads every run folder of runsDir, newest first. A missing runsDir
 // is an empty list. Folders that hold no run record file are skipped. Per
 // folder only bench_summary.json is read; a folder without one is

@@ -300,3 +300,29 @@ func TestHead(t *testing.T) {
 		t.Fatalf("head: %d %v", len(rows), err)
 	}
 }
+
+// Recent is by start time, as the explorer lists runs, not by folder
+// name: a renamed folder of the newest run is still the first.
+func TestRecentByStartTime(t *testing.T) {
+	dir := t.TempDir()
+	runstest.Write(t, dir, runstest.Spec{Name: "older", Started: t0, Requests: 2, Summary: true})
+	newer := runstest.Write(t, dir, runstest.Spec{Name: "newer", Started: t0.Add(time.Hour), Requests: 2, Summary: true})
+	runstest.Write(t, dir, runstest.Spec{Name: "oldest", Started: t0.Add(-time.Hour), Requests: 2, Summary: true})
+	if err := os.Rename(newer, filepath.Join(dir, "0-renamed")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := runs.Recent(dir, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "newer" || got[1].Name != "older" {
+		var names []string
+		for _, r := range got {
+			names = append(names, r.Name)
+		}
+		t.Fatalf("recent runs %v, want [newer older]", names)
+	}
+	if none, err := runs.Recent(filepath.Join(dir, "missing"), 5); err != nil || len(none) != 0 {
+		t.Errorf("missing runs dir: %v, %v", none, err)
+	}
+}

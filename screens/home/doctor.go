@@ -12,10 +12,10 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/doctor"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/sim"
 )
 
 // Doctor asks for an engine, runs `kvbench doctor`'s checks on it off
@@ -111,12 +111,10 @@ func (d *Doctor) check() tea.Cmd {
 	return func() tea.Msg {
 		defer cancel()
 		display := ""
-		if o.EngineURL == "builtin" {
-			cfg := sim.DefaultConfig()
-			cfg.Listen = "127.0.0.1:0"
-			run, err := sim.Start(cfg)
+		if o.EngineURL == bench.BuiltinURL {
+			run, err := bench.StartBuiltin("", 0)
 			if err != nil {
-				return doctorMsg{to: d.id, err: fmt.Errorf("start the built-in engine: %w", err)}
+				return doctorMsg{to: d.id, err: err}
 			}
 			defer run.Close()
 			o.EngineURL, display = run.URL(), "builtin"

@@ -5,12 +5,8 @@
 package home
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -122,29 +118,15 @@ func Load(c *common.Common) tea.Cmd {
 	}
 }
 
-// RecentFrom reads the newest n run folders of runsDir (folder names
-// start with the start time, so the name order is the time order).
+// RecentFrom reads the newest n runs of runsDir (runs.Recent: the
+// explorer's order).
 func RecentFrom(runsDir string, n int) ([]Run, error) {
-	entries, err := os.ReadDir(runsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	list, err := runs.Recent(runsDir, n)
 	if err != nil {
 		return nil, fmt.Errorf("runs directory %s: %w", runsDir, err)
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() > entries[j].Name() })
 	var out []Run
-	for _, e := range entries {
-		if len(out) == n {
-			break
-		}
-		if !e.IsDir() {
-			continue
-		}
-		r, err := runs.Read(filepath.Join(runsDir, e.Name()))
-		if err != nil {
-			continue // not a run folder
-		}
+	for _, r := range list {
 		row := Run{ID: r.ID, Dir: r.Dir, Workload: r.Workload, Complete: r.Complete}
 		if r.Complete {
 			row.Name, row.Started, row.Interrupted = r.Name, r.StartedAt, r.Interrupted
