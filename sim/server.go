@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -28,6 +30,9 @@ type Server struct {
 	// trace, when set (tests), is called once per admitted request just
 	// before its first token is sent.
 	trace func(requestTrace)
+
+	bodyIdle  time.Duration // how long a body may stall (tests shorten it)
+	releasing atomic.Bool   // a FreeOSMemory is under way
 }
 
 // requestTrace is what the model decided for one request.
@@ -66,6 +71,9 @@ func New(cfg Config) (*Server, error) {
 
 // ServeHTTP routes the OpenAI, vLLM and LMCache endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength >= bigBody {
+		defer s.releaseMemory()
+	}
 	switch r.URL.Path {
 	case "/v1/chat/completions":
 		if s.method(w, r, http.MethodPost) {
@@ -227,7 +235,10 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 }
 
 // decode reads a JSON body of at most --max-body-bytes into v. Bigger
-// bodies are refused with 413 without being read whole.
+// bodies are refused with 413 without being read whole. The body is read
+// into one buffer of its announced size (no doubling) and dropped once
+// decoded, so a request costs about twice its body; a body that makes no
+// progress for bodyIdle closes the connection.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	limit := s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
@@ -235,28 +246,106 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 			fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, limit))
 		return false
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	err := dec.Decode(v)
+	body, err := s.readBody(w, r, limit)
 	if err == nil {
-		// Anything but whitespace after the object is malformed too.
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("unexpected data after the JSON object")
-			if terr != nil {
-				err = terr
-			}
-		}
+		err = json.Unmarshal(body, v)
+		body = nil
 	}
 	if err == nil {
 		return true
 	}
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
+	switch {
+	case errors.As(err, &tooBig):
 		writeError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeError",
 			fmt.Sprintf("request body is over the limit of %d bytes", limit))
-		return false
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "RequestTimeoutError",
+			fmt.Sprintf("the request body stopped arriving for %s", s.idle()))
+	default:
+		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 	}
-	writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 	return false
+}
+
+// bodyIdleTimeout is how long a request body may make no progress.
+const bodyIdleTimeout = 10 * time.Second
+
+// bigBody is the body size from which the memory a request used is given
+// back to the system when it ends.
+const bigBody = 4 << 20
+
+func (s *Server) idle() time.Duration {
+	if s.bodyIdle > 0 {
+		return s.bodyIdle
+	}
+	return bodyIdleTimeout
+}
+
+// readBody reads the whole body under a read deadline renewed on every
+// read that makes progress, then clears the deadline (the response may
+// stream for minutes).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	idle := s.idle()
+	src := http.MaxBytesReader(w, r.Body, limit)
+	body, err := readAll(r.ContentLength, func(b []byte) (int, error) {
+		// Without a connection (a handler called directly) there is no
+		// deadline to set; the body is read as is.
+		rc.SetReadDeadline(time.Now().Add(idle))
+		return src.Read(b)
+	})
+	if err != nil {
+		// A stalled connection stays expired: nothing more is read from
+		// it and the server closes it after the answer.
+		rc.SetReadDeadline(time.Now())
+		return nil, err
+	}
+	rc.SetReadDeadline(time.Time{})
+	return body, nil
+}
+
+// readAll reads a body of n bytes (n < 0: unknown) through read.
+func readAll(n int64, read func([]byte) (int, error)) ([]byte, error) {
+	if n >= 0 {
+		buf := make([]byte, n)
+		for off := 0; off < len(buf); {
+			k, err := read(buf[off:])
+			off += k
+			if err != nil && off < len(buf) {
+				if errors.Is(err, io.EOF) {
+					return nil, io.ErrUnexpectedEOF
+				}
+				return nil, err
+			}
+		}
+		return buf, nil
+	}
+	var buf []byte
+	chunk := make([]byte, 32<<10)
+	for {
+		k, err := read(chunk)
+		buf = append(buf, chunk[:k]...)
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// releaseMemory gives the memory of big bodies back to the system, at
+// most once at a time.
+func (s *Server) releaseMemory() {
+	if !s.releasing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.releasing.Store(false)
+		debug.FreeOSMemory()
+	}()
 }
 
 // checkModel answers 404 for a model other than the served one. An empty
