@@ -3,10 +3,12 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"container/heap"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -148,7 +151,7 @@ func Merge(o MergeOptions) (*Merged, error) {
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
 	}
 	defer rec.Close()
-	if err := rec.WriteConfig(rawJSON(cfg.ExportJSON())); err != nil {
+	if err := rec.WriteConfig(rawJSON(cfg.MergedJSON())); err != nil {
 		return nil, &WriteError{Err: err}
 	}
 
@@ -163,14 +166,31 @@ func Merge(o MergeOptions) (*Merged, error) {
 		logf("the %s block cannot be rebuilt from the lines of %s: it is left null", "workload", cfg.Workload())
 	}
 	collector := stats.New()
+	ls, lerr := load.FromConfig(cfg)
+	if lerr != nil {
+		return nil, &UsageError{Err: fmt.Errorf("merge: %s: %v", shards[0].dir, lerr)}
+	}
+	tracker := load.NewTracker(ls)
+	var flight inFlight
 	if err := writeMerged(rec, shards, index, func(r *sender.Result) {
+		// Read-back results have only the record's Unix times.
+		r.Submit, r.Finish = unixTime(r.SubmitTime), unixTime(r.FinishTime)
 		collector.Add(r)
 		if obs != nil {
 			obs.Observe(r)
 		}
+		if gated(r.Phase) {
+			// Lines come in submit order: the requests that finished
+			// before this one went out leave the tracker first, so it
+			// sees the run's real concurrency.
+			flight.finishBefore(r.SubmitTime, tracker)
+			tracker.Begin()
+			heap.Push(&flight, r)
+		}
 	}); err != nil {
 		return nil, &WriteError{Err: err}
 	}
+	flight.finishBefore(math.Inf(1), tracker)
 	index = nil
 
 	cpu := 0.0
@@ -234,6 +254,19 @@ func Merge(o MergeOptions) (*Merged, error) {
 		outcome = wl.Outcome()
 	}
 	sum := summarise(cfg, strings.Join(engineList, ","), rec.Dir(), blocks, outcome, run, false)
+	var hold *load.HoldBack
+	if hb, ok := wl.(workload.HoldBacker); ok && werr == nil {
+		hold = hb.HoldBack()
+	}
+	loadBlock, goodput := tracker.Final(blocks.Results.ElapsedTime, hold, shardOverloads(shards))
+	for _, s := range shards {
+		if s.info.Delivered != nil && !*s.info.Delivered {
+			loadBlock.DegradedReasons = append(loadBlock.DegradedReasons,
+				fmt.Sprintf("shard %d did not deliver its share of the load (its own summary, %s, says why)", s.index, s.id))
+		}
+	}
+	loadBlock.Delivered = len(loadBlock.DegradedReasons) == 0
+	sum.Load, sum.Goodput = &loadBlock, goodput
 	sum.StartSkewMs = skew
 	sum.Shards = infos
 	sum.Partial = len(missing) > 0
@@ -390,8 +423,7 @@ func readShardFolder(dir string) (*shardFolder, error) {
 	s.values["shard"] = rest
 	s.info.Index = s.index
 	s.info.RunID = s.id
-	raw, err = readRegular(filepath.Join(dir, record.SummaryFile), maxConfigBytes)
-	if err == nil {
+	if _, err := readRegular(filepath.Join(dir, record.SummaryFile), maxConfigBytes); err == nil {
 		if sum, err := record.ReadSummary(dir); err == nil {
 			s.summary = sum
 		}
@@ -400,11 +432,9 @@ func readShardFolder(dir string) (*shardFolder, error) {
 		cpu := s.summary.Client.CPUSeconds
 		s.info.ClientCPUSeconds = &cpu
 		// The shard's own proof of delivered load, when it has one.
-		load, _ := record.Field(json.RawMessage(raw), "load")
-		if v, _ := record.Field(load, "delivered"); v != nil {
-			if b, isBool := v.(bool); isBool {
-				s.info.Delivered = &b
-			}
+		if l := s.summary.Load; l != nil {
+			d := l.Delivered
+			s.info.Delivered = &d
 		}
 	}
 	return s, nil
@@ -613,4 +643,51 @@ func writeMerged(rec *record.Writer, shards []*shardFolder, index []indexEntry, 
 		}
 	}
 	return rec.AppendLines(batch.Bytes())
+}
+
+// shardOverloads are the client overload findings of the shards, which
+// make the merged run's load undelivered as they made the shard's.
+func shardOverloads(shards []*shardFolder) []string {
+	const prefix, suffix = "client overloaded: ", " (latencies may be inflated)"
+	var out []string
+	for _, s := range shards {
+		if s.summary == nil || s.summary.Load == nil {
+			continue
+		}
+		for _, r := range s.summary.Load.DegradedReasons {
+			if strings.HasPrefix(r, prefix) {
+				out = append(out, fmt.Sprintf("shard %d: %s", s.index, strings.TrimSuffix(strings.TrimPrefix(r, prefix), suffix)))
+			}
+		}
+	}
+	return out
+}
+
+// inFlight holds the measured requests of a merge that have gone out but
+// not yet finished, earliest finish first: at most the run's concurrency.
+type inFlight []*sender.Result
+
+func (h inFlight) Len() int           { return len(h) }
+func (h inFlight) Less(i, j int) bool { return h[i].FinishTime < h[j].FinishTime }
+func (h inFlight) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *inFlight) Push(x any)        { *h = append(*h, x.(*sender.Result)) }
+func (h *inFlight) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return r
+}
+
+// finishBefore hands the tracker every request that finished before t.
+func (h *inFlight) finishBefore(t float64, tr *load.Tracker) {
+	for h.Len() > 0 && (*h)[0].FinishTime <= t {
+		tr.Finish(heap.Pop(h).(*sender.Result), load.NotHeld)
+	}
+}
+
+// unixTime is the instant of a record's Unix-seconds float.
+func unixTime(s float64) time.Time {
+	sec := math.Floor(s)
+	return time.Unix(int64(sec), int64((s-sec)*1e9))
 }

@@ -155,6 +155,12 @@ func TestMergeIsTheWholeRun(t *testing.T) {
 			t.Errorf("%s = %v, recomputed from the merged lines %v", c.name, c.got, c.want)
 		}
 	}
+	// The load block is the merged run's: its concurrency is that of the
+	// three shards together (each at most 3 in flight, one after another
+	// here), not one shard's.
+	if s.Load == nil || s.Load.ObservedMaxConcurrency < 1 || s.Load.ObservedMaxConcurrency > 3 || s.Load.AchievedRate == nil {
+		t.Fatalf("merged load block %+v", s.Load)
+	}
 	if len(s.Shards) != 3 || s.Partial || s.Run.MergedFrom == nil || len(*s.Run.MergedFrom) != 3 {
 		t.Fatalf("shards block %+v, partial %v, merged_from %v", s.Shards, s.Partial, s.Run.MergedFrom)
 	}

@@ -825,13 +825,12 @@ func ShardWarnings(c *config.Config) []string {
 	if !sh.Sharded() {
 		return nil
 	}
-	// --burstiness arrives with the arrival-process flags; until then no
-	// shard can have it.
-	if _, ok := config.Lookup("burstiness"); ok && c.Float("burstiness") != 1 {
-		return []string{fmt.Sprintf("shard %s sends 1/%d of the rate with gamma gaps (--burstiness %g): the sum of %d gamma processes is not a gamma process, so the merged run's arrivals are not the burstiness asked for",
-			sh, sh.Count, c.Float("burstiness"), sh.Count)}
+	ls, err := load.FromConfig(c)
+	if err != nil || !ls.Timed() || ls.Arrival != load.Gamma || ls.Burstiness == 1 {
+		return nil
 	}
-	return nil
+	return []string{fmt.Sprintf("shard %s sends 1/%d of the rate with gamma gaps (--burstiness %g): the sum of %d gamma processes is not a gamma process, so the merged run's arrivals are not the burstiness asked for",
+		sh, sh.Count, ls.Burstiness, sh.Count)}
 }
 
 // expectedHits sums trace replay's predictions over the requests whose

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,5 +107,24 @@ func TestStartAtInThePast(t *testing.T) {
 	cfg.Set("start_at", "tomorrow")
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("a start time that is not RFC 3339 must be refused")
+	}
+}
+
+func TestShardWarnsAboutGammaSums(t *testing.T) {
+	cfg := config.Default()
+	cfg.Set("workload", config.RandomPrefill)
+	cfg.Set("request_rate", "20")
+	cfg.Set("shard", "0/4")
+	if w := ShardWarnings(cfg); len(w) != 0 {
+		t.Fatalf("poisson shards add up to poisson, no warning: %q", w)
+	}
+	cfg.Set("burstiness", 0.5)
+	w := ShardWarnings(cfg)
+	if len(w) != 1 || !strings.Contains(w[0], "sum of 4 gamma processes is not a gamma process") {
+		t.Fatalf("gamma shards must warn: %q", w)
+	}
+	cfg.Set("shard", "0/1")
+	if w := ShardWarnings(cfg); len(w) != 0 {
+		t.Fatalf("an unsharded run does not warn: %q", w)
 	}
 }

@@ -374,7 +374,10 @@ func (c *Config) loadJSON(path string, data []byte) error {
 				continue // LMCache output settings kvbench takes from flags
 			}
 			f, ok = Lookup(alias)
-		} else if ok && !f.Exported {
+		} else if ok && !f.Exported && f.Group != "load" {
+			// The load settings are not part of an exported config, but
+			// a sharded run's record carries them (RecordJSON), so they
+			// load.
 			ok = false
 		}
 		if !ok {

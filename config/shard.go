@@ -141,18 +141,51 @@ func (c *Config) ShardBlock() Ordered {
 }
 
 // RecordJSON is the run record's config.json: the exported config, plus
-// the `shard` block of a sharded run (or one given --start-at).
+// for a sharded run the load settings (rates are per run: merge judges the
+// merged run against them) and the `shard` block (also for a run given
+// --start-at).
 func (c *Config) RecordJSON() []byte {
+	var extra Ordered
+	if c.Shard().Sharded() {
+		extra = c.loadSettings()
+	}
+	if block := c.ShardBlock(); block != nil {
+		extra = append(extra, Pair{"shard", block})
+	}
+	return c.withKeys(extra)
+}
+
+// MergedJSON is the config.json of a merged run: the exported config and
+// the load settings, without a shard block.
+func (c *Config) MergedJSON() []byte { return c.withKeys(c.loadSettings()) }
+
+// loadSettings are the load-shaping settings (spec/load.md) the user
+// gave, as config keys and values (only those: what was not given keeps
+// its meaning, e.g. --burstiness implying gamma arrivals).
+func (c *Config) loadSettings() Ordered {
+	var o Ordered
+	for _, f := range Fields {
+		if f.Group == "load" && c.IsSet(f.Key) {
+			o = append(o, Pair{f.Key, jsonValue(c.values[f.Key])})
+		}
+	}
+	return o
+}
+
+// withKeys is ExportJSON with more keys after the workload's.
+func (c *Config) withKeys(extra Ordered) []byte {
 	out := c.ExportJSON()
-	block := c.ShardBlock()
-	if block == nil {
+	if len(extra) == 0 {
 		return out
 	}
-	v, _ := json.Marshal(block)
 	i := bytes.LastIndex(out, []byte("\n}"))
 	var b bytes.Buffer
 	b.Write(out[:i])
-	fmt.Fprintf(&b, ",\n  \"shard\": %s\n}\n", v)
+	for _, p := range extra {
+		v, _ := json.Marshal(p.Value)
+		fmt.Fprintf(&b, ",\n  %q: %s", p.Key, v)
+	}
+	b.WriteString("\n}\n")
 	return b.Bytes()
 }
 

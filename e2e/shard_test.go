@@ -91,7 +91,7 @@ func TestShardedRunMergesIntoTheWholeRun(t *testing.T) {
 	env := append(os.Environ(), "KVBENCH_CONFIG_DIR="+filepath.Join(root, "config"), "XDG_STATE_HOME="+root)
 	common := []string{"run", "--no-interactive", "--engine-url", url, "--workload", "long-doc-qa",
 		"--tokens-per-gb-kvcache", "10000", "--kv-cache-volume", "1", "--ldqa-document-length", "1000",
-		"--ldqa-max-output-length", "8"}
+		"--ldqa-max-output-length", "8", "--slo", "e2e=60s"}
 
 	startAt := time.Now().Add(4 * time.Second).UTC()
 	var wg sync.WaitGroup
@@ -159,6 +159,7 @@ func TestShardedRunMergesIntoTheWholeRun(t *testing.T) {
 		t.Fatalf("merged request ids %v\nwhole run's %v", got, want)
 	}
 	var ttft, lat []float64
+	good := 0
 	prev := 0.0
 	for _, l := range merged {
 		s := l["submit_time"].(float64)
@@ -166,6 +167,9 @@ func TestShardedRunMergesIntoTheWholeRun(t *testing.T) {
 			t.Fatalf("merged lines are not ordered by submit time at %s", l["request_id"])
 		}
 		prev = s
+		if l["phase"] == "measured" && l["slo_met"] == true {
+			good++
+		}
 		if l["phase"] == "measured" && l["successful"] == true {
 			ttft = append(ttft, l["ttft_s"].(float64)*1000)
 			lat = append(lat, l["request_latency_s"].(float64)*1000)
@@ -181,6 +185,13 @@ func TestShardedRunMergesIntoTheWholeRun(t *testing.T) {
 		if got := res[key].(float64); math.Abs(got-want) > 1e-9*math.Max(1, want) {
 			t.Errorf("%s = %v, recomputed from the merged lines %v", key, got, want)
 		}
+	}
+	gp, _ := sum["goodput"].(map[string]any)
+	if gp == nil || gp["good_requests"] != float64(good) || good == 0 {
+		t.Fatalf("goodput %v, want good_requests = %d (the merged lines meeting the SLO)", gp, good)
+	}
+	if ld, _ := sum["load"].(map[string]any); ld == nil || ld["achieved_rate"] == nil {
+		t.Fatalf("the merged run has no load block: %v", sum["load"])
 	}
 	shards, _ := sum["shards"].([]any)
 	from, _ := sum["run"].(map[string]any)["merged_from"].([]any)

@@ -129,7 +129,7 @@ func NewTracker(s Settings) *Tracker {
 func LagLimitMs(s Settings) float64 {
 	l := 10.0
 	if s.Timed() {
-		l = math.Max(l, 100/s.Rate) // 10% of 1000/rate ms
+		l = math.Max(l, 100/s.ProcessRate()) // 10% of 1000/rate ms
 	}
 	return l
 }
@@ -247,7 +247,8 @@ func (t *Tracker) target() *float64 {
 	if !t.s.Timed() {
 		return nil
 	}
-	r := t.s.Rate
+	// A shard is judged against its share of the run's rate.
+	r := t.s.ProcessRate()
 	return &r
 }
 

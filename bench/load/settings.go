@@ -45,6 +45,10 @@ type Settings struct {
 // Timed reports whether releases follow an arrival process.
 func (s Settings) Timed() bool { return !math.IsInf(s.Rate, 1) && s.Rate > 0 }
 
+// ProcessRate is the rate this process sends at: the run's rate, divided
+// among its shards.
+func (s Settings) ProcessRate() float64 { return s.Shard.Rate(s.Rate) }
+
 // MeanGap is 1/Rate, 0 when the rate is infinite.
 func (s Settings) MeanGap() time.Duration {
 	if !s.Timed() {
