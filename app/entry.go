@@ -7,8 +7,10 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -49,6 +51,7 @@ func execute(ctx context.Context, m *model) int {
 		s.Stop()
 		s.Wait()
 	}
+	printLast(os.Stdout, os.Stderr, m.last)
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(os.Stderr, "kvbench: %v\n", err)
 		return 1
@@ -57,6 +60,31 @@ func execute(ctx context.Context, m *model) int {
 		return 130
 	}
 	return m.code
+}
+
+// printLast leaves on the terminal what headless mode prints: the last
+// finished run's summary on stdout (JSON with --format json) and where its
+// record is on stderr.
+func printLast(stdout, stderr io.Writer, fin *run.FinishedMsg) {
+	if fin == nil {
+		return
+	}
+	var cfg *config.Config
+	if fin.Session != nil {
+		cfg = fin.Session.Info().Config
+	}
+	switch {
+	case fin.Summary == nil:
+	case cfg != nil && cfg.String("format") == "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(fin.Summary)
+	default:
+		_, _ = io.WriteString(stdout, fin.Text)
+	}
+	if fin.Dir != "" {
+		fmt.Fprintf(stderr, "kvbench: run record in %s\n", fin.Dir)
+	}
 }
 
 // RunHome shows the home screen (`kvbench` on a TTY). The exit code is
@@ -95,7 +123,11 @@ func RunLive(ctx context.Context, r *bench.Runner) int {
 	}
 	// The program ended before the run did (a signal): the run was
 	// stopped and its partial record written.
-	return s.Wait()
+	code = s.Wait()
+	if dir := s.Info().Dir; dir != "" {
+		fmt.Fprintf(os.Stderr, "kvbench: run record in %s\n", dir)
+	}
+	return code
 }
 
 // Open runs the application starting on the screen an intent asks for

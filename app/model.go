@@ -55,6 +55,9 @@ type model struct {
 	ranOnce   bool
 	quitting  bool
 	sessions  []*run.Session
+	// last is the last run that finished: its summary and record path
+	// are printed once the full screen is gone.
+	last *run.FinishedMsg
 }
 
 // newModel builds the root over a first screen; tests drive it with
@@ -129,7 +132,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.broadcast(tea.WindowSizeMsg{Width: w, Height: h})
 
 	case tea.KeyMsg:
-		return m.handleKey(msg)
+		return m.handleKeys(msg)
 
 	case common.Intent:
 		s, replace := route(m.common, msg)
@@ -158,6 +161,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case run.FinishedMsg:
 		m.code, m.ranOnce = msg.Code, true
+		m.last = &msg
 	}
 	return m, m.broadcast(msg)
 }
@@ -271,10 +275,20 @@ func (m *model) statusLine() string {
 
 func (m *model) helpView() string {
 	km := m.keyMap()
+	var out string
 	if m.fullHelp {
-		return lipgloss.NewStyle().PaddingLeft(1).Render(m.help.FullHelpView(km.FullHelp()))
+		out = lipgloss.NewStyle().PaddingLeft(1).Render(m.help.FullHelpView(km.FullHelp()))
+	} else {
+		out = " " + m.help.ShortHelpView(km.ShortHelp())
 	}
-	return " " + m.help.ShortHelpView(km.ShortHelp())
+	// The help never draws past the terminal's edge, whatever it holds.
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if ansi.StringWidth(l) > m.width {
+			lines[i] = ansi.Truncate(l, max(m.width, 0), "…")
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // contentSize is the area left for a screen once the chrome is drawn.

@@ -62,7 +62,7 @@ func TestStopAsksThenSavesPartial(t *testing.T) {
 	tm.Send(screentest.Key("q"))
 	tr.waitFor(t, tm, "Stop the run?")
 	tm.Send(screentest.Key("y"))
-	tr.waitFor(t, tm, "stopped (partial results saved)", "Engine Benchmark Result")
+	tr.waitFor(t, tm, "interrupted (partial results saved)", "Engine Benchmark Result")
 	tm.Send(screentest.Key("q")) // the run screen is the only one: q quits
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*model)
 	if fm.code != 130 {

@@ -165,10 +165,7 @@ func styledOutput(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd())) && !theme.NoColor()
 }
 
-func doctorTally(r doctor.Report) string {
-	return fmt.Sprintf("%d pass, %d warn, %d fail, %d info",
-		r.Count(doctor.Pass), r.Count(doctor.Warn), r.Count(doctor.Fail), r.Count(doctor.Info))
-}
+func doctorTally(r doctor.Report) string { return r.Tally() }
 
 func idWidth(r doctor.Report) int {
 	n := 0
@@ -184,6 +181,11 @@ func writeDoctorPlain(w io.Writer, r doctor.Report) {
 	fmt.Fprintf(w, "kvbench doctor: %s, model %s\n", r.EngineURL, orNone(r.Model))
 	iw := idWidth(r)
 	for _, c := range r.Checks {
+		if c.Skipped() {
+			// Not run: one line, the reason; the hint is the failed check's.
+			fmt.Fprintf(w, "%-4s  %-*s  %s\n", "SKIP", iw, c.ID, c.Why())
+			continue
+		}
 		fmt.Fprintf(w, "%-4s  %-*s  %s\n", strings.ToUpper(c.Status), iw, c.ID, c.Message)
 		if c.Hint != "" {
 			fmt.Fprintf(w, "%-4s  %-*s  hint: %s\n", "", iw, "", c.Hint)
@@ -221,6 +223,10 @@ func writeDoctorStyled(w io.Writer, r doctor.Report, st *theme.Styles, width int
 
 	fmt.Fprintf(w, "%s %s %s\n\n", st.Title.Render("kvbench doctor"), r.EngineURL, st.Muted.Render("model "+orNone(r.Model)))
 	for _, c := range r.Checks {
+		if c.Skipped() {
+			fmt.Fprintf(w, "  %s %s  %s\n", st.Muted.Render("-"), st.Muted.Render(fmt.Sprintf("%-*s", iw, c.ID)), st.Muted.Render(wrap("skipped: "+c.Why(), nil)))
+			continue
+		}
 		fmt.Fprintf(w, "  %s %s  %s\n", marks[c.Status].Render(glyph[c.Status]), st.Bold.Render(fmt.Sprintf("%-*s", iw, c.ID)), wrap(c.Message, nil))
 		if c.Hint != "" {
 			fmt.Fprintf(w, "%s%s\n", pad, wrap("→ "+c.Hint, &st.Muted))

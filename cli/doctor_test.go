@@ -81,8 +81,15 @@ func TestDoctorUnreachableExitsOneFast(t *testing.T) {
 	if !strings.Contains(out, "FAIL  models         cannot reach "+url+"/v1/models") {
 		t.Errorf("output does not name the URL:\n%s", out)
 	}
-	if !strings.Contains(out, "FAIL  stream         skipped: engine unreachable") {
+	// One failure; the checks that could not run say so, apart.
+	if !strings.Contains(out, "SKIP  stream         engine unreachable") {
 		t.Errorf("stream not skipped:\n%s", out)
+	}
+	if n := strings.Count(out, "\nFAIL "); n != 1 {
+		t.Errorf("%d FAIL lines against a dead engine, want 1 (the models check):\n%s", n, out)
+	}
+	if !strings.Contains(out, "1 fail, 0 info, 9 skipped") {
+		t.Errorf("tally does not count the skipped checks apart:\n%s", out)
 	}
 	if strings.Contains(out, "\x1b") {
 		t.Errorf("escape codes without a terminal:\n%q", out)

@@ -28,9 +28,11 @@ func (s *Styles) Huh() *huh.Theme {
 	t.Focused.SelectedPrefix = fg(p.OK).SetString("[x] ")
 	t.Focused.UnselectedPrefix = fg(p.Muted).SetString("[ ] ")
 	t.Focused.UnselectedOption = fg(p.Text)
-	t.Focused.FocusedButton = t.Focused.FocusedButton.Foreground(p.Subtle).Background(p.Accent).Bold(true)
-	t.Focused.Next = t.Focused.FocusedButton
-	t.Focused.BlurredButton = t.Focused.BlurredButton.Foreground(p.Text).Background(p.Subtle)
+	// The chosen answer of a yes/no is marked with › as well as colour,
+	// so it reads the same without colour (NO_COLOR).
+	t.Focused.FocusedButton = t.Focused.FocusedButton.Foreground(p.Subtle).Background(p.Accent).Bold(true).SetString("›")
+	t.Focused.Next = t.Focused.FocusedButton.UnsetString()
+	t.Focused.BlurredButton = t.Focused.BlurredButton.Foreground(p.Text).Background(p.Subtle).SetString(" ")
 	t.Focused.TextInput.Cursor = fg(p.Accent)
 	t.Focused.TextInput.Placeholder = fg(p.Muted)
 	t.Focused.TextInput.Prompt = fg(p.Accent)

@@ -294,3 +294,21 @@ func Head(dir string, n int) ([]sender.Result, error) {
 	}
 	return out, nil
 }
+
+// Raw reads the line at line number n (as Select returns them) as it is
+// in requests.jsonl: every field, in the file's order.
+func (x *Index) Raw(n int32) ([]byte, error) {
+	if n < 0 || int(n) >= len(x.offsets) {
+		return nil, fmt.Errorf("read requests: line %d out of range", n)
+	}
+	f, err := record.OpenRegular(x.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read requests: %w", err)
+	}
+	defer f.Close()
+	buf := make([]byte, x.lengths[n])
+	if _, err := f.ReadAt(buf, x.offsets[n]); err != nil {
+		return nil, fmt.Errorf("read %s: %w", x.Path, err)
+	}
+	return buf, nil
+}

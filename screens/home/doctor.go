@@ -132,6 +132,12 @@ func (d *Doctor) check() tea.Cmd {
 
 func (d *Doctor) Init() tea.Cmd { return d.form.Init() }
 
+// Answer is the message a check of this doctor answers with: tests and
+// replays show a report without an engine.
+func (d *Doctor) Answer(rep doctor.Report, err error) tea.Msg {
+	return doctorMsg{to: d.id, report: rep, err: err}
+}
+
 func (d *Doctor) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m, ok := msg.(doctorMsg); ok {
 		if m.to == d.id {
@@ -201,7 +207,7 @@ func (d *Doctor) reportView() string {
 	}
 	lines := []string{
 		st.Title.Render("Doctor") + st.Muted.Render(" · ") + r.EngineURL + st.Muted.Render(" · model ") + model,
-		fmt.Sprintf("%d pass, %d warn, %d fail, %d info", r.Count(doctor.Pass), r.Count(doctor.Warn), r.Count(doctor.Fail), r.Count(doctor.Info)),
+		r.Tally(),
 		"",
 	}
 	idW := 0
@@ -215,6 +221,11 @@ func (d *Doctor) reportView() string {
 		return strings.Split(style.Render(lipgloss.NewStyle().Width(w).Render(s)), "\n")
 	}
 	for _, c := range r.Checks {
+		if c.Skipped() {
+			// Not run because another check failed: one muted line.
+			lines = append(lines, st.Muted.Render(fmt.Sprintf("%-4s  %-*s  %s", "SKIP", idW, c.ID, ansi.Truncate(c.Why(), max(d.width-indent, 20), "…"))))
+			continue
+		}
 		mark := map[string]lipgloss.Style{doctor.Pass: st.OK, doctor.Warn: st.Warn, doctor.Fail: st.Error, doctor.Info: st.Muted}[c.Status]
 		head := mark.Render(fmt.Sprintf("%-4s", strings.ToUpper(c.Status))) + "  " + fmt.Sprintf("%-*s", idW, c.ID) + "  "
 		for i, l := range wrap(c.Message, lipgloss.NewStyle()) {

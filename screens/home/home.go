@@ -373,7 +373,7 @@ func (m *Model) runLine(r Run, selected bool) string {
 	}
 	switch {
 	case r.Interrupted:
-		s += st.Warn.Render(" stopped")
+		s += st.Warn.Render(" interrupted")
 	case r.Failed > 0:
 		s += st.Error.Render(" failed")
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/table"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/bench/runs"
 )
@@ -40,6 +41,15 @@ func started(r *runs.Run) string {
 	return r.StartedAt.Local().Format(startedLayout)
 }
 
+// startedIn is the started time in w cells: without the year when the
+// full time does not fit.
+func startedIn(r *runs.Run, w int) string {
+	if r.StartedAt.IsZero() || w >= len(startedLayout) {
+		return started(r)
+	}
+	return r.StartedAt.Local().Format(shortStarted)
+}
+
 func nilLast(a, b *float64) int {
 	switch {
 	case a == nil && b == nil:
@@ -65,13 +75,23 @@ func fold(a, b string) int { return cmp.Compare(strings.ToLower(a), strings.ToLo
 // markColumn is the cursor and A/B mark column, always shown, never sorted.
 const markColumn = 0
 
+// Column indexes used by name.
+const (
+	startedColumn  = 1
+	nameColumn     = 2
+	workloadColumn = 3
+)
+
+// shortStarted is the started time when the full one does not fit.
+const shortStarted = "01-02 15:04"
+
 var columns = []column{
 	{title: "", min: 2, priority: 0},
-	{title: "Started", min: len(startedLayout), priority: 1, value: started,
+	{title: "Started", min: len(shortStarted), priority: 1, value: started,
 		compare: func(a, b *runs.Run) int { return a.StartedAt.Compare(b.StartedAt) }},
-	{title: "Name", min: 8, flex: true, priority: 2, value: nameWithShards,
+	{title: "Name", min: 8, flex: true, priority: 8, value: nameWithShards,
 		compare: func(a, b *runs.Run) int { return fold(a.Name, b.Name) }},
-	{title: "Workload", min: 10, flex: true, priority: 8, value: func(r *runs.Run) string { return orDash(r.Workload) },
+	{title: "Workload", min: 10, flex: true, priority: 2, value: func(r *runs.Run) string { return orDash(r.Workload) },
 		compare: func(a, b *runs.Run) int { return fold(a.Workload, b.Workload) }},
 	{title: "Model", min: 10, flex: true, priority: 10, value: func(r *runs.Run) string { return orDash(r.Model) },
 		compare: func(a, b *runs.Run) int { return fold(a.Model, b.Model) }},
@@ -92,7 +112,7 @@ var columns = []column{
 		compare: func(a, b *runs.Run) int { return cmp.Compare(a.OutputThroughput, b.OutputThroughput) }},
 	{title: "Hit %", min: 6, right: true, priority: 7, value: hit,
 		compare: func(a, b *runs.Run) int { return nilLast(a.HitRatio, b.HitRatio) }},
-	{title: "Status", min: 11, priority: 3, value: func(r *runs.Run) string { return string(r.Status()) },
+	{title: "Status", min: 6, priority: 3, value: func(r *runs.Run) string { return string(r.Status()) },
 		compare: func(a, b *runs.Run) int { return cmp.Compare(r0(a.Status()), r0(b.Status())) }},
 }
 
@@ -156,14 +176,56 @@ func fitColumns(specs []colSpec, width int) (shown []int, widths []int) {
 	return shown, widths
 }
 
-// layout fits the runs table's columns to width.
-func layout(width int) (shown []int, widths []int) {
+// layout fits the runs table's columns to width and to what the runs
+// hold: a column is as wide as its widest value (the text columns cut
+// at 32), a Name or Model column no run fills is the last to be shown,
+// and the started time drops its year when the full one does not fit.
+func layout(width int, rs []runs.Run) (shown []int, widths []int) {
 	specs := make([]colSpec, len(columns))
 	for i, c := range columns {
-		// Names and workloads rarely need more than 24 columns.
-		specs[i] = colSpec{min: c.min, flex: c.flex, priority: c.priority, maxFlex: 24}
+		specs[i] = colSpec{min: c.min, flex: c.flex, priority: c.priority, maxFlex: c.min}
+		if c.value == nil {
+			continue
+		}
+		need := len([]rune(c.title)) + 1 // the sort arrow
+		empty := true
+		for k := range rs {
+			v := c.value(&rs[k])
+			if i == startedColumn {
+				v = startedLayout
+			}
+			if v != "-" {
+				empty = false
+			}
+			need = max(need, ansi.StringWidth(v))
+		}
+		switch {
+		case c.flex:
+			specs[i].min = min(need, c.min)
+			if i == workloadColumn {
+				// A workload's name is what tells runs apart: never cut.
+				specs[i].min = min(need, 20)
+			}
+			specs[i].maxFlex = min(need, 32)
+			if empty && len(rs) > 0 {
+				specs[i].priority += 20
+			}
+		case i != startedColumn:
+			specs[i].min = need
+		}
 	}
-	return fitColumns(specs, width)
+	shown, widths = fitColumns(specs, width)
+	// Spare room lets the started time keep its year.
+	used := 0
+	for _, w := range widths {
+		used += w + cellPad
+	}
+	for k, i := range shown {
+		if i == startedColumn && used+len(startedLayout)-widths[k] <= width {
+			widths[k] = len(startedLayout)
+		}
+	}
+	return shown, widths
 }
 
 // tableColumns are the bubbles columns for the shown ones, the sort

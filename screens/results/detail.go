@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +36,7 @@ type detailKeys struct {
 	// The scroll keys move the summary, and the cursor of the requests.
 	common.ScrollKeys
 	Filter, FilterBack, Delete, Export, NewR key.Binding
-	Back, Report                             key.Binding
+	Back, Report, Open                       key.Binding
 }
 
 func newDetailKeys(km *common.KeyMap) detailKeys {
@@ -52,6 +54,7 @@ func newDetailKeys(km *common.KeyMap) detailKeys {
 		NewR:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run from config")),
 		Back:       km.Back,
 		Report:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report")),
+		Open:       common.Named(km.Select, "enter", "request detail"),
 	}
 }
 
@@ -251,6 +254,8 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case tabRequests:
 		n := d.req.visible()
 		switch {
+		case key.Matches(msg, k.Open):
+			return d.openReceipt()
 		case key.Matches(msg, k.Up):
 			d.req.move(-1)
 		case key.Matches(msg, k.Down):
@@ -267,6 +272,20 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return d.req.ensurePage(d)
 	}
 	return nil
+}
+
+// openReceipt shows the request under the cursor whole, read again from
+// its line so that every recorded field is there.
+func (d *Detail) openReceipt() tea.Cmd {
+	r := d.req.row(d.req.cursor)
+	if r == nil {
+		return nil
+	}
+	rec := NewReceipt(d.c, r, nil)
+	if d.idx != nil && d.req.cursor < len(d.req.sel) {
+		return tea.Sequence(common.Push(rec), rec.readRaw(d.idx, d.req.sel[d.req.cursor]))
+	}
+	return common.Push(rec)
 }
 
 func (d *Detail) View() string {
@@ -371,8 +390,13 @@ func (d *Detail) buildSummary() {
 		for _, r := range rows {
 			label, value := r[0], r[1]
 			if room := summaryColumn - ansi.StringWidth(label) - 1; ansi.StringWidth(value) > room {
-				// Keep the end of a long value (a path's last element).
-				value = ansi.TruncateLeft(value, ansi.StringWidth(value)-room+1, "…")
+				// A long value goes under its label, wrapped, never cut.
+				lines = append(lines, label)
+				wrapped := ansi.Hardwrap(ansi.Wordwrap(value, summaryColumn-2, " ,/"), summaryColumn-2, true)
+				for _, l := range strings.Split(wrapped, "\n") {
+					lines = append(lines, "  "+l)
+				}
+				continue
 			}
 			gap := max(summaryColumn-ansi.StringWidth(label)-ansi.StringWidth(value), 1)
 			lines = append(lines, label+strings.Repeat(" ", gap)+value)
@@ -418,9 +442,37 @@ func (d *Detail) buildSummary() {
 	}
 	add(section, rows)
 	add("Config", pairsOf(det.Summary.Config, det.Config))
-	add("Workload", flatten(det.Summary.Workload))
+	add("Workload", readable(flatten(det.Summary.Workload)))
 
 	d.summary.SetContent(masonry(blocks, d.width))
+}
+
+// readable rounds the numbers of a flattened block to what a reader
+// needs (four significant digits, at least one decimal, never an
+// exponent); integers and text are kept as they are.
+func readable(rows [][2]string) [][2]string {
+	for i, r := range rows {
+		if !strings.ContainsAny(r[1], ".eE") {
+			continue
+		}
+		v, err := strconv.ParseFloat(r[1], 64)
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			continue
+		}
+		rows[i][1] = roundFigure(v)
+	}
+	return rows
+}
+
+func roundFigure(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	prec := 4
+	if a := math.Abs(v); a > 0 {
+		prec = min(max(3-int(math.Floor(math.Log10(a))), 1), 4)
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
 func fmtTime(s string) string {
@@ -588,8 +640,11 @@ func filterOf(state string) runs.Filter {
 
 func (d *Detail) ShortHelp() []key.Binding {
 	k := d.keys
-	if d.tab == tabSummary {
+	switch d.tab {
+	case tabSummary:
 		return []key.Binding{k.Next, k.Down, k.Delete, k.Export, k.NewR}
+	case tabRequests:
+		return []key.Binding{k.Next, k.Down, k.Open, k.Filter, k.Delete}
 	}
 	return []key.Binding{k.Next, k.Down, k.Filter, k.Delete, k.Export}
 }
@@ -599,6 +654,6 @@ func (d *Detail) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Next, k.Prev, k.Summary, k.Charts, k.Requests, k.Back},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Filter, k.FilterBack, k.Delete, k.Export, k.NewR, k.Report},
+		{k.Open, k.Filter, k.FilterBack, k.Delete, k.Export, k.NewR, k.Report},
 	}
 }

@@ -151,7 +151,11 @@ func (l *List) Typing() bool { return l.filtering }
 func (l *List) SetSize(w, h int) {
 	l.width, l.height = w, h
 	l.filter.Width = max(w-4, 10)
-	l.shown, l.widths = layout(w)
+	l.shown, l.widths = layout(w, l.Runs())
+	// The table renders its rows against the new columns at once: drop
+	// the rows built for the old ones first (a row with more cells than
+	// there are columns panics in the table's renderer).
+	l.tbl.SetRows(nil)
 	l.tbl.SetColumns(tableColumns(l.shown, l.widths, l.sortCol, l.desc))
 	l.tbl.SetWidth(w)
 	l.tbl.SetHeight(max(h-l.chromeLines(), 2))
@@ -190,12 +194,39 @@ func (l *List) Runs() []runs.Run {
 // Marked are the folders of the marked runs, A first.
 func (l *List) Marked() []string { return slices.Clone(l.marks) }
 
-// refresh filters and sorts, keeping the cursor on the run it was on.
-func (l *List) refresh() {
-	keep := ""
+// refresh filters and sorts, keeping the cursor on the run it was on;
+// when that run is gone (deleted, filtered out) the cursor stays at the
+// same position, on the run that took its place, never jumps to the top.
+func (l *List) refresh() { l.refreshKeeping(l.selectedDir()) }
+
+// selectedDir is the folder of the run under the cursor, "" when none.
+// It must be read before l.all changes: the view indexes into it.
+func (l *List) selectedDir() string {
 	if r := l.selected(); r != nil {
-		keep = r.Dir
+		return r.Dir
 	}
+	return ""
+}
+
+// successor is the run the cursor goes to when the run in dir goes away:
+// the next one in table order, else the previous one.
+func (l *List) successor(dir string) string {
+	for k, i := range l.view {
+		if l.all[i].Dir != dir {
+			continue
+		}
+		if k+1 < len(l.view) {
+			return l.all[l.view[k+1]].Dir
+		}
+		if k > 0 {
+			return l.all[l.view[k-1]].Dir
+		}
+	}
+	return l.selectedDir()
+}
+
+func (l *List) refreshKeeping(keep string) {
+	at := l.cursor
 	l.view = l.view[:0]
 	f := l.filter.Value()
 	for i := range l.all {
@@ -214,8 +245,10 @@ func (l *List) refresh() {
 		}
 		return c
 	})
+	l.shown, l.widths = layout(l.width, l.Runs())
+	l.tbl.SetRows(nil)
 	l.tbl.SetColumns(tableColumns(l.shown, l.widths, l.sortCol, l.desc))
-	l.cursor = 0
+	l.cursor = clamp(at, 0, max(len(l.view)-1, 0))
 	for k, i := range l.view {
 		if l.all[i].Dir == keep {
 			l.cursor = k
@@ -234,7 +267,11 @@ func (l *List) rebuild() {
 			if ci == markColumn {
 				continue
 			}
-			row[j] = align(columns[ci].value(r), l.widths[j], columns[ci].right)
+			v := columns[ci].value(r)
+			if ci == startedColumn {
+				v = startedIn(r, l.widths[j])
+			}
+			row[j] = align(ansi.Truncate(v, l.widths[j], "…"), l.widths[j], columns[ci].right)
 		}
 		l.rows[k] = row
 	}
@@ -287,6 +324,7 @@ func (l *List) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.to != l.id {
 			return l, nil
 		}
+		keep := l.selectedDir()
 		l.loaded, l.err = true, msg.err
 		l.all = msg.runs
 		if l.only != nil {
@@ -296,14 +334,20 @@ func (l *List) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		l.marks = slices.DeleteFunc(l.marks, func(dir string) bool {
 			return !slices.ContainsFunc(l.all, func(r runs.Run) bool { return r.Dir == dir })
 		})
-		l.refresh()
+		l.view = nil
+		l.refreshKeeping(keep)
 		return l, nil
 	case deletedMsg:
 		var cmd tea.Cmd
 		if msg.err == nil {
+			keep := l.selectedDir()
+			if keep == msg.dir {
+				keep = l.successor(msg.dir)
+			}
 			l.all = slices.DeleteFunc(l.all, func(r runs.Run) bool { return r.Dir == msg.dir })
 			l.marks = slices.DeleteFunc(l.marks, func(d string) bool { return d == msg.dir })
-			l.refresh()
+			l.view = nil
+			l.refreshKeeping(keep)
 		}
 		if msg.by == l.id {
 			if msg.err != nil {

@@ -389,3 +389,40 @@ func TestDetailRequestsExpected(t *testing.T) {
 		t.Errorf("an Expected column for a workload without expectations:\n%s", m.View())
 	}
 }
+
+// After a delete in a sorted table the cursor is on the run that
+// followed the deleted one, so a second `d y` never takes an unrelated
+// run.
+func TestDeleteKeepsCursorInSortedList(t *testing.T) {
+	dir := fixtureRuns(t)
+	c := newCommon(dir, 140, 44)
+	root := newTestRoot(c, results.New(c))
+	tm := teatest.NewTestModel(t, root, teatest.WithInitialTermSize(140, 45))
+	waitFor := func(what ...string) { t.Helper(); waitAll(t, tm, what...) }
+	waitFor("5 runs")
+	// By name, ascending: baseline, fast-cache, killed, slow, stopped.
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("s")})
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("S")})
+	waitFor("Name▲")
+	for _, k := range []string{"g", "j", "j", "d"} {
+		tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+	}
+	waitFor("Delete run?", "killed")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	waitFor("4 runs")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*testRoot)
+	l := fm.stack[0].(*results.List)
+	if got := names(l.Runs()); got != "baseline,fast-cache,slow,stopped" {
+		t.Fatalf("after the delete: %s", got)
+	}
+	var cur string
+	for _, line := range strings.Split(l.View(), "\n") {
+		if strings.HasPrefix(line, "›") {
+			cur = line
+		}
+	}
+	if !strings.Contains(cur, "slow") {
+		t.Errorf("cursor on %q, want the run after the deleted one (slow)", cur)
+	}
+}

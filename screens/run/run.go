@@ -367,10 +367,12 @@ func (m *Model) finish(f bench.Finish) tea.Cmd {
 	sum, code := f.Summary, f.ExitCode
 	m.finished, m.summary, m.code = true, sum, code
 	m.log.add(finishLine(m.c.Now(), f))
+	text := ""
 	if sum != nil {
 		var b bytes.Buffer
 		if err := report.Text(&b, sum, report.FailedChecks(f.Sections, f.Reasons)...); err == nil {
-			m.summaryText = strings.TrimRight(b.String(), "\n")
+			text = b.String()
+			m.summaryText = strings.TrimRight(text, "\n")
 		}
 		if m.info.Dir != "" {
 			m.summaryText += "\n\nRecord: " + m.info.Dir
@@ -378,7 +380,9 @@ func (m *Model) finish(f bench.Finish) tea.Cmd {
 	}
 	m.logFocus = false
 	cmds := []tea.Cmd{
-		func() tea.Msg { return FinishedMsg{Session: m.sess, Code: code} },
+		func() tea.Msg {
+			return FinishedMsg{Session: m.sess, Code: code, Summary: sum, Text: text, Dir: m.info.Dir}
+		},
 		// A last look at the figures.
 		func() tea.Msg { return snapshotMsg{id: m.id, snap: m.sess.src.Snapshot()} },
 	}
@@ -408,21 +412,48 @@ func (m *Model) SetSize(w, h int) {
 	m.redrawCharts()
 }
 
-// Layout: the header (2 lines), the charts, the panels (5 lines inside
-// their borders) and the log, which takes what is left.
+// Layout: the header (2 lines), the panels (5 lines inside their
+// borders), then the charts and the log share what is left. The charts
+// come first: on a short terminal the log is folded away rather than the
+// charts squeezed to nothing.
 const (
 	headerLines = 2
 	panelLines  = 7
-	minLogLines = 5
+	// minChartLines is the smallest chart panel worth drawing: 4 rows of
+	// graph and the time axis inside the border.
+	minChartLines = 7
+	maxChartLines = 20
+	// minLogLines is the smallest log worth showing (2 lines).
+	minLogLines = 4
 )
 
+// avail is the height the charts and the log share.
+func (m *Model) avail() int { return m.height - headerLines - m.panelHeight() }
+
+// compactWidth is the narrowest terminal the three framed panels are
+// drawn on; below it their figures are lines of plain text.
+const compactWidth = 72
+
+func (m *Model) panelHeight() int {
+	if m.width < compactWidth {
+		return len(m.compactPanels())
+	}
+	return panelLines
+}
+
 func (m *Model) chartHeight() int {
-	rest := m.height - headerLines - panelLines - minLogLines
-	return min(max(rest/2+2, 5), 16, max(rest, 0))
+	a := m.avail()
+	switch {
+	case a < minChartLines:
+		return 0
+	case a < minChartLines+minLogLines+1:
+		return min(a, maxChartLines)
+	}
+	return min(max(a/2, minChartLines+1), maxChartLines, a-minLogLines)
 }
 
 func (m *Model) logHeight() int {
-	return max(m.height-headerLines-m.chartHeight()-panelLines, 3)
+	return max(m.avail()-m.chartHeight(), 0)
 }
 
 func (m *Model) chartWidths() (int, int) {
@@ -433,14 +464,14 @@ func (m *Model) chartWidths() (int, int) {
 func (m *Model) redrawCharts() {
 	h := m.chartHeight()
 	m.chartKey = ""
-	if h < 3 || m.width < 20 {
+	if h < minChartLines || m.width < 20 {
 		m.ttftChart, m.tpsChart = "", ""
 		return
 	}
 	a, b := m.chartWidths()
 	p := m.c.Styles.Panel
-	m.ttftChart = drawChart(m.c.Styles, a-p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, waiting)
-	m.tpsChart = drawChart(m.c.Styles, b-p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, waiting)
+	m.ttftChart = drawChart(m.c.Styles, a-p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, m.charts.first, m.charts.last, waiting)
+	m.tpsChart = drawChart(m.c.Styles, b-p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, m.charts.first, m.charts.last, waiting)
 }
 
 func (m *Model) Title() string { return "run " + m.info.Workload }
@@ -507,7 +538,7 @@ func (m *Model) draw() string {
 	h := m.chartHeight()
 	st := m.c.Styles
 	var charts string
-	if h >= 3 {
+	if h >= minChartLines {
 		charts = beside(
 			panel(st.Panel, legend(st, "TTFT ms", "p50", "max"), m.ttftChart, a, h),
 			panel(st.Panel, legend(st, "tok/s", "output", "input"), m.tpsChart, b, h))
@@ -516,7 +547,10 @@ func (m *Model) draw() string {
 	if charts != "" {
 		parts = append(parts, charts)
 	}
-	parts = append(parts, m.panelsView(), m.logView(m.width, m.logHeight()))
+	parts = append(parts, m.panelsView())
+	if lh := m.logHeight(); lh >= 3 {
+		parts = append(parts, m.logView(m.width, lh))
+	}
 	return strings.Join(parts, "\n")
 }
 
@@ -527,8 +561,10 @@ func (m *Model) headerView() string {
 	if model == "" {
 		model = "auto"
 	}
-	line1 := st.Title.Render(m.info.Workload) + st.Muted.Render(" on ") + st.Bold.Render(m.info.Engine) +
-		st.Muted.Render(" · model ") + model + st.Muted.Render(" · elapsed ") + fmtDuration(s.Elapsed)
+	// The elapsed time is kept whole; the engine and model are cut first.
+	elapsed := st.Muted.Render(" · elapsed ") + fmtDuration(s.Elapsed)
+	line1 := truncate(st.Title.Render(m.info.Workload)+st.Muted.Render(" on ")+st.Bold.Render(m.info.Engine)+
+		st.Muted.Render(" · model ")+model, max(m.width-lipgloss.Width(elapsed), 1)) + elapsed
 	phase := s.Phase
 	if phase == "" {
 		phase = "starting"
@@ -583,7 +619,38 @@ func progressOf(s bench.Snapshot) (pct float64, eta time.Duration, known bool) {
 	return 0, -1, false
 }
 
+// compactPanels are the panels' figures as lines of text, for narrow
+// terminals: what matters first comes first on each line.
+func (m *Model) compactPanels() []string {
+	st := m.c.Styles
+	s := m.snap
+	ok := s.Done-s.Failed > 0
+	hit := "n/a"
+	if s.HitRatio != nil {
+		hit = fmt.Sprintf("%.1f %%", *s.HitRatio*100)
+	}
+	label := func(l string) string { return st.PanelTitle.Render(fmt.Sprintf("%-6s", l)) + " " }
+	client := fmt.Sprintf("CPU %.0f %% · lag %.1f ms", s.CPUPercent, s.MaxDispatchLagMs)
+	if s.Warning != "" {
+		client = st.Warn.Render(s.Warning) + st.Muted.Render(" · ") + client
+	}
+	lines := []string{
+		label("reqs") + fmt.Sprintf("%d in flight · %d done · ", s.InFlight, s.Done) + failedText(st, s.Failed) + " failed",
+		label("TTFT") + "mean " + fmtMs(s.MeanTTFTms, ok) + " · p99 " + fmtMs(s.P99TTFTms, ok),
+		label("cache") + "hit " + hit + " · " + st.Cold.Render(fmt.Sprintf("%d cold", s.Cold)) + " · " +
+			st.Reused.Render(fmt.Sprintf("%d reused", s.Reused)) + " · " + st.Unverified.Render(fmt.Sprintf("%d unverified", s.Unverified)),
+		label("client") + client,
+	}
+	for i, l := range lines {
+		lines[i] = truncate(l, m.width)
+	}
+	return lines
+}
+
 func (m *Model) panelsView() string {
+	if m.width < compactWidth {
+		return strings.Join(m.compactPanels(), "\n")
+	}
 	st := m.c.Styles
 	s := m.snap
 	w1 := m.width / 3
@@ -699,11 +766,12 @@ func (m *Model) finishedView() string {
 	status := st.OK.Render("finished")
 	switch {
 	case m.summary != nil && m.summary.Run.Interrupted:
-		status = st.Warn.Render("stopped (partial results saved)")
+		status = st.Warn.Render("interrupted (partial results saved)")
 	case m.code != 0:
 		status = st.Error.Render(fmt.Sprintf("finished with failures (exit %d)", m.code))
 	}
-	head := truncate(st.Title.Render(m.info.Workload)+st.Muted.Render(" on ")+st.Bold.Render(m.info.Engine)+"  "+status+
+	// The outcome first: on a narrow terminal the engine is what is cut.
+	head := truncate(status+"  "+st.Title.Render(m.info.Workload)+st.Muted.Render(" on ")+st.Bold.Render(m.info.Engine)+
 		st.Muted.Render(" · elapsed ")+fmtDuration(m.snap.Elapsed), m.width)
 	if m.err != "" {
 		head += "\n" + truncate(st.Error.Render(m.err), m.width)
@@ -725,12 +793,12 @@ func (m *Model) finishedView() string {
 		return head + "\n" + sum
 	}
 	// Room on the right: the final charts, the cache and the log.
-	ch := min(max((h-panelLines)/2, 5), 12)
+	ch := min(max((h-4)/2, minChartLines), 14)
 	right := strings.Join([]string{
 		panel(st.Panel, legend(st, "TTFT ms", "p50", "max"),
-			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, noSecond), rest, ch),
+			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, m.charts.first, m.charts.last, noSecond), rest, ch),
 		panel(st.Panel, legend(st, "tok/s", "output", "input"),
-			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, noSecond), rest, ch),
+			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, m.charts.first, m.charts.last, noSecond), rest, ch),
 		m.logView(rest, max(h-2*ch, 3)),
 	}, "\n")
 	return head + "\n" + beside(sum, right)

@@ -292,15 +292,23 @@ func TestBothLinesDrawn(t *testing.T) {
 		for i := range n {
 			a[i], b[i] = 10, 20
 		}
-		out := drawChart(st, 30, 5, a, b, waiting)
-		rows := 0
+		out := drawChart(st, 30, 5, a, b, 0, len(a)-1, waiting)
+		// p50 in box lines, max in braille dots: told apart without
+		// colour, and each over the whole width.
+		lines, dots := 0, 0
 		for _, l := range strings.Split(out, "\n") {
-			if strings.ContainsAny(l, "─╭╮╯╰┌┐└┘") {
-				rows++
+			if strings.Count(l, "─") >= 20 {
+				lines++
+			}
+			if strings.Count(l, "⠤")+strings.Count(l, "⠒")+strings.Count(l, "⠉")+strings.Count(l, "⣀") >= 20 {
+				dots++
 			}
 		}
-		if rows < 2 {
-			t.Errorf("%d second(s): %d line rows, want the p50 and the max:\n%s", n, rows, out)
+		if lines != 1 || dots != 1 {
+			t.Errorf("%d second(s): %d rows of line, %d of dots; want the p50 and the max across the chart:\n%s", n, lines, dots, out)
+		}
+		if !strings.Contains(out, "0s") || !strings.Contains(out, fmt.Sprintf("%ds", max(n, 1))) {
+			t.Errorf("%d second(s): no time labels:\n%s", n, out)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 )
@@ -119,11 +120,15 @@ func (s *Session) Wait() int {
 // stop and wait for it before exiting.
 type StartedMsg struct{ Session *Session }
 
-// FinishedMsg tells the application and the other screens that a run
-// has ended, with its exit code (the screen that showed it has the rest).
+// FinishedMsg reports the end of a run and its exit code, with what the
+// command line prints once the full screen is gone: the summary (Text is
+// the text one, the workload's sections included) and the run folder.
 type FinishedMsg struct {
 	Session *Session
 	Code    int
+	Summary *record.Summary
+	Text    string
+	Dir     string
 }
 
 // PreparedMsg answers Prepare: a runner ready to start, or why not.
