@@ -389,8 +389,11 @@ func (d *Detail) buildSummary() {
 		lines := []string{s.PanelTitle.Render(title)}
 		for _, r := range rows {
 			label, value := r[0], r[1]
-			if room := summaryColumn - ansi.StringWidth(label) - 1; ansi.StringWidth(value) > room {
-				// A long value goes under its label, wrapped, never cut.
+			if room := summaryColumn - ansi.StringWidth(label) - 1; ansi.StringWidth(value) > room && strings.HasPrefix(value, "/") {
+				// Keep the end of a long path (the run folder's name).
+				value = ansi.TruncateLeft(value, ansi.StringWidth(value)-room+1, "…")
+			} else if ansi.StringWidth(value) > room {
+				// Other long values go under their label, wrapped, never cut.
 				lines = append(lines, label)
 				wrapped := ansi.Hardwrap(ansi.Wordwrap(value, summaryColumn-2, " ,/"), summaryColumn-2, true)
 				for _, l := range strings.Split(wrapped, "\n") {
