@@ -116,6 +116,9 @@ func promptIDs(raw json.RawMessage) ([]uint32, error) {
 		}
 		return tokenize(nil, s), nil
 	case '[':
+		if ids, ok := parseIDList(raw); ok {
+			return ids, nil
+		}
 		var ids []uint32
 		if err := json.Unmarshal(raw, &ids); err != nil {
 			return nil, badf("prompt must be a string or a list of token ids, each an integer in [0,4294967295] (batched prompts are not supported): %v", err)
@@ -222,3 +225,48 @@ func (j *job) plan(d draw) reply {
 	}
 	return r
 }
+
+// parseIDList reads a JSON array of unsigned 32-bit integers written
+// plainly (digits, commas, whitespace), as clients send token-id prompts
+// of a hundred thousand ids, without encoding/json's reflection. ok is
+// false for anything else (fractions, exponents, signs, overflow, an
+// empty list): the caller then decodes with encoding/json, which accepts
+// or refuses it with its own message.
+func parseIDList(raw []byte) (ids []uint32, ok bool) {
+	ids = make([]uint32, 0, len(raw)/6+1)
+	i := 1 // past '['
+	for {
+		for i < len(raw) && isSpace(raw[i]) {
+			i++
+		}
+		start := i
+		var v uint64
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			v = v*10 + uint64(raw[i]-'0')
+			if v > math.MaxUint32 {
+				return nil, false
+			}
+			i++
+		}
+		if i == start || (raw[start] == '0' && i-start > 1) {
+			return nil, false
+		}
+		ids = append(ids, uint32(v))
+		for i < len(raw) && isSpace(raw[i]) {
+			i++
+		}
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i++
+		case ']':
+			return ids, i == len(raw)-1
+		default:
+			return nil, false
+		}
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

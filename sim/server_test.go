@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -485,5 +486,35 @@ func TestResetPrefixCache(t *testing.T) {
 	}
 	if code, _ := get(t, r.URL(), "/reset_prefix_cache"); code != http.StatusMethodNotAllowed {
 		t.Errorf("GET /reset_prefix_cache: HTTP %d, want 405", code)
+	}
+}
+
+func TestParseIDList(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []uint32
+	}{
+		{"[1,2,3]", []uint32{1, 2, 3}},
+		{"[ 0 , 4294967295\n]", []uint32{0, 4294967295}},
+		{"[7]", []uint32{7}},
+	} {
+		got, ok := parseIDList([]byte(c.in))
+		if !ok || !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v %v", c.in, got, ok)
+		}
+	}
+	// Everything else goes to encoding/json, which decides.
+	for _, in := range []string{"[]", "[1,]", "[-1]", "[1.0]", "[1e3]", "[4294967296]", "[01]", "[1 2]", "[1]x", `["1"]`, "[1"} {
+		if _, ok := parseIDList([]byte(in)); ok {
+			t.Errorf("%q parsed", in)
+		}
+	}
+	for _, in := range []string{"[-1]", "[1.5]", "[4294967296]", "[1,]"} {
+		if _, err := promptIDs([]byte(in)); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+	if ids, err := promptIDs([]byte("[1e3]")); err == nil && len(ids) == 1 && ids[0] != 1000 {
+		t.Errorf("[1e3]: %v", ids)
 	}
 }

@@ -429,17 +429,10 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 			// The salt is in the blocks' contents: nothing is prepended.
 			Verbatim: true,
 		}
-		if !w.shaped {
-			if !sleepUntil(ctx, due) {
-				return nil
-			}
-			req.Scheduled = due
-		}
-		if !env.release(ctx, req) {
-			return nil
-		}
-		// The prompt is built as the request is released: only the
-		// block cache outlives it.
+		// The prompt is built as its request comes up for release, just
+		// before its time (so building it is not schedule lag); only the
+		// block cache outlives it. Expectations follow release order:
+		// one dispatcher, in file order.
 		scratch = blocks.Prompt(scratch[:0], q.HashIDs, q.InputLength)
 		ids := make([]uint32, len(scratch))
 		for i, k := range scratch {
@@ -451,6 +444,15 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 			req.PromptIDs = ids
 		} else {
 			req.Prompt = w.text(scratch)
+		}
+		if !w.shaped {
+			if !sleepUntil(ctx, due) {
+				return nil
+			}
+			req.Scheduled = due
+		}
+		if !env.release(ctx, req) {
+			return nil
 		}
 		if w.ignoreEOS {
 			req.ExtraBody = map[string]any{"ignore_eos": true}
@@ -573,7 +575,8 @@ func (w *TraceReplay) Outcome() Outcome {
 		ref = "LRU"
 	}
 	rows := []report.Row{
-		{Label: "Trace", Value: fmt.Sprintf("%s (%s, %d-token blocks)", filepath.Base(w.file), w.format, w.block)},
+		{Label: "Trace file", Value: filepath.Base(w.file)},
+		{Label: "Format / block size", Value: fmt.Sprintf("%s / %d", w.format, w.block)},
 		{Label: "Requests replayed", Value: report.Int(a.sent)},
 		{Label: "Skipped invalid / too long", Value: fmt.Sprintf("%d / %d", w.skippedInvalid, w.skippedTooLong)},
 		{Label: "Prompt mode", Value: w.mode + " (" + w.exactness + ")"},
