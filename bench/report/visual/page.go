@@ -333,7 +333,11 @@ func blockTables(title string, n *node) []table {
 			}
 		case 'a':
 			if objectArray(n) {
-				extra = append(extra, arrayTable(title+"."+prefix, n))
+				name := title
+				if prefix != "" {
+					name += "." + prefix
+				}
+				extra = append(extra, arrayTable(name, n))
 				return
 			}
 			var parts []string

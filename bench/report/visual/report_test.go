@@ -320,6 +320,11 @@ func TestMergedAndIncompleteRuns(t *testing.T) {
 	if !strings.Contains(html, "shard-0, shard-1") {
 		t.Error("a merged run's header does not name its shards")
 	}
+	// An array of objects (a merged run's shards) is a table of its own.
+	tables := blockTables("shards", mustParse(t, `[{"index":0,"run_id":"a","requests":15},{"index":1,"run_id":"b","requests":15}]`))
+	if len(tables) != 1 || tables[0].Title != "shards" || strings.Join(tables[0].Head, ",") != "index,run_id,requests" || len(tables[0].Rows) != 2 {
+		t.Errorf("shards table: %+v", tables)
+	}
 	html = loadHTML(t, dir, "20260301-120000-long-doc-qa-crashed")
 	if !strings.Contains(html, "incomplete") || len(charts(html)) < 4 {
 		t.Errorf("a run without a summary: incomplete not said, or charts %v", charts(html))
@@ -420,4 +425,13 @@ func TestOrderedJSONKeepsOrderAndLiterals(t *testing.T) {
 	if json.Unmarshal([]byte(deep), &v) != nil {
 		t.Fatal("bad test input")
 	}
+}
+
+func mustParse(t *testing.T, s string) *node {
+	t.Helper()
+	n, err := parseOrdered([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
