@@ -131,6 +131,10 @@ func writeRun(t testing.TB, dir string, f fixture) string {
 		return rd
 	}
 	blk := c.Final(stats.ClientInfo{CPUSeconds: 0.5})
+	if f.overloaded {
+		blk.Client.Overloaded = true
+		blk.Client.OverloadReasons = []string{"scheduler p99 latency 7.2 ms > 5 ms"}
+	}
 	s := record.Summary{
 		SchemaVersion: 1,
 		Tool:          record.Tool{Name: "kvbench", Version: "test"},
@@ -142,9 +146,6 @@ func writeRun(t testing.TB, dir string, f fixture) string {
 	b, err := json.MarshalIndent(&s, "", "  ")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if f.overloaded {
-		b = bytes.Replace(b, []byte(`"client": {`), []byte(`"client": {"overloaded": true, "overload_reasons": ["scheduler p99 latency 7.2 ms > 5 ms"],`), 1)
 	}
 	if len(f.mergedFrom) > 0 {
 		mf, _ := json.Marshal(f.mergedFrom)
