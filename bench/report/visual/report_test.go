@@ -305,7 +305,7 @@ func TestSweepReport(t *testing.T) {
 	if strings.Contains(html, "trace-cached: not drawn") {
 		t.Error("a sweep of long-doc-qa explains why it has no trace chart")
 	}
-	for _, want := range []string{"Cells of " + filepath.Base(sd), "NOT delivered in: 4 req/s", ">1 req/s (", ">4 req/s (", "did not deliver its load"} {
+	for _, want := range []string{"Cells of " + filepath.Base(sd), "NOT delivered in: 4 req/s", ">1 req/s (", ">4 req/s (", "the load was not delivered in cell 4 req/s"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("sweep report lacks %q", want)
 		}

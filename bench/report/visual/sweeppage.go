@@ -137,15 +137,28 @@ func (r *Report) sweepPage(pg *page) {
 	}
 	pg.Header = h
 	for _, s := range ss {
+		var undelivered, overloaded []string
 		for _, c := range s.Cells {
 			if c.Delivered != nil && !*c.Delivered {
-				pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s: cell %s did not deliver its load; its latencies understate what that load would cost.", s.ID, cellLabel(s.Dimension, c.Value)))
+				undelivered = append(undelivered, cellLabel(s.Dimension, c.Value))
 			}
 		}
 		for _, x := range s.runs {
 			if x.Overloaded {
-				pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s: the client was overloaded in cell %s, latencies may be inflated.", s.ID, x.Label()))
+				overloaded = append(overloaded, x.Label())
 			}
+		}
+		who := ""
+		if len(ss) > 1 {
+			who = s.ID + ": "
+		}
+		if len(undelivered) > 0 {
+			pg.Warnings = append(pg.Warnings, fmt.Sprintf("%sthe load was not delivered in %s %s; their latencies understate what that load would cost.",
+				who, plural(len(undelivered), "cell", "cells"), strings.Join(undelivered, ", ")))
+		}
+		if len(overloaded) > 0 {
+			pg.Warnings = append(pg.Warnings, fmt.Sprintf("%sthe client was overloaded in %s %s, latencies may be inflated.",
+				who, plural(len(overloaded), "cell", "cells"), strings.Join(overloaded, ", ")))
 		}
 		if cells := s.summary.get("cells"); cells != nil && objectArray(cells) {
 			t := arrayTable("cells", cells)
@@ -161,4 +174,11 @@ func (r *Report) sweepPage(pg *page) {
 		}
 		pg.Runs = append(pg.Runs, runSummary{ID: s.ID, Source: SweepFile, Open: len(ss) == 1, Tables: rest})
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
