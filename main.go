@@ -41,6 +41,7 @@ Run it with no arguments on a terminal for the full-screen application.`,
 	}
 	root.AddCommand(cli.NewRunCommand(), sim.NewCommand(), cli.NewVersionCommand())
 	cli.AddCommands(root)
+	cli.AddLogFile(root)
 	return root
 }
 

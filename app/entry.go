@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
@@ -30,13 +29,14 @@ import (
 const fps = 10
 
 // newCommon builds the shared context; the styles are decided here,
-// before the program owns the terminal.
-func newCommon() *common.Common {
+// before the program owns the terminal. The logger is ctx's debug log
+// (--log-file), one that discards without it.
+func newCommon(ctx context.Context) *common.Common {
 	return &common.Common{
 		Styles:    theme.Setup(),
 		KeyMap:    common.DefaultKeyMap(),
 		Now:       time.Now,
-		Logger:    slog.New(slog.DiscardHandler),
+		Logger:    bench.LoggerFrom(ctx),
 		RunsDir:   record.RunsDir(),
 		ConfigDir: config.Dir(),
 	}
@@ -46,7 +46,9 @@ func newCommon() *common.Common {
 // the record is complete whatever ended the program (a signal included).
 func execute(ctx context.Context, m *model) int {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(fps))
+	m.common.Logger.Info("screen", "action", "start", "title", m.top().Title())
 	_, err := p.Run()
+	m.common.Logger.Info("program ended", "code", m.code, "error", errString(err))
 	for _, s := range m.sessions {
 		s.Stop()
 		s.Wait()
@@ -90,7 +92,7 @@ func printLast(stdout, stderr io.Writer, fin *run.FinishedMsg) {
 // RunHome shows the home screen (`kvbench` on a TTY). The exit code is
 // the last run's, else 0 (130 after ctrl+c).
 func RunHome(ctx context.Context) int {
-	c := newCommon()
+	c := newCommon(ctx)
 	return execute(ctx, newModel(c, home.New(c)))
 }
 
@@ -98,7 +100,7 @@ func RunHome(ctx context.Context) int {
 // runs the benchmark live and returns its exit code (130 when the user
 // leaves before a run finished).
 func RunGuided(ctx context.Context, cfg *config.Config) int {
-	c := newCommon()
+	c := newCommon(ctx)
 	first, _ := route(c, common.OpenForm{Config: cfg, Guided: true})
 	m := newModel(c, first)
 	m.noRunCode = 130
@@ -108,7 +110,7 @@ func RunGuided(ctx context.Context, cfg *config.Config) int {
 // RunLive shows the live run screen for a prepared runner and returns
 // the run's exit code (130 if stopped).
 func RunLive(ctx context.Context, r *bench.Runner) int {
-	c := newCommon()
+	c := newCommon(ctx)
 	screen := run.New(c, r)
 	m := newModel(c, screen)
 	m.noRunCode = 130
@@ -134,7 +136,7 @@ func RunLive(ctx context.Context, r *bench.Runner) int {
 // (`kvbench results` opens the explorer or one run, `kvbench compare` the
 // comparison), over runsDir when it is set.
 func Open(ctx context.Context, runsDir string, i common.Intent) int {
-	c := newCommon()
+	c := newCommon(ctx)
 	if runsDir != "" {
 		c.RunsDir = runsDir
 	}
@@ -144,4 +146,11 @@ func Open(ctx context.Context, runsDir string, i common.Intent) int {
 		return 1
 	}
 	return execute(ctx, newModel(c, first))
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -120,6 +121,9 @@ func (m *model) intercepts(k tea.KeyMsg) bool {
 }
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	// Message types only: a key's text or a result's content may be
+	// anything the user typed.
+	m.common.Logger.Debug("message", "type", fmt.Sprintf("%T", msg))
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -135,6 +139,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.handleKeys(msg)
 
 	case common.Intent:
+		m.common.Logger.Info("intent", "type", fmt.Sprintf("%T", msg))
 		s, replace := route(m.common, msg)
 		if replace {
 			return m.replace(s)
@@ -158,10 +163,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case run.StartedMsg:
 		m.sessions = append(m.sessions, msg.Session)
+		m.common.Logger.Info("run screen started its run", "run", msg.Session.Info().ID)
 
 	case run.FinishedMsg:
 		m.code, m.ranOnce = msg.Code, true
 		m.last = &msg
+		m.common.Logger.Info("run screen saw its run end", "run", msg.Session.Info().ID, "code", msg.Code)
 	}
 	return m, m.broadcast(msg)
 }
@@ -219,8 +226,14 @@ func (m *model) push(s common.Screen) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.stack = append(m.stack, s)
+	m.logScreen("push", s)
 	m.sizeScreen(s)
 	return m, s.Init()
+}
+
+// logScreen writes a change of the visible screen to the debug log.
+func (m *model) logScreen(action string, s common.Screen) {
+	m.common.Logger.Info("screen", "action", action, "title", s.Title(), "type", fmt.Sprintf("%T", s), "depth", len(m.stack))
 }
 
 // replace swaps the top screen for s (a prepared run's live screen takes
@@ -230,6 +243,7 @@ func (m *model) replace(s common.Screen) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.stack[len(m.stack)-1] = s
+	m.logScreen("replace", s)
 	m.status, m.statusErr = "", false
 	m.sizeScreen(s)
 	return m, s.Init()
@@ -244,6 +258,7 @@ func (m *model) pop() (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	m.stack = m.stack[:len(m.stack)-1]
+	m.logScreen("pop", m.top())
 	m.status, m.statusErr = "", false
 	// The screen beneath may have been sized while covered; the help
 	// line's height can differ for it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/debuglog"
 	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/internal/secret"
 	"github.com/kvbench/kvbench/sim"
@@ -39,9 +41,19 @@ type Prepared struct {
 	// output directory (a sweep's cells); else the usual dated name.
 	RunFolder string
 
+	log     *slog.Logger // the debug log (--log-file); discards when none
 	apiKey  string
 	user    *url.Userinfo // from the engine URL: Basic auth (see docs/cli.md)
 	builtin *sim.Running
+}
+
+// logger is the debug log, one that discards for a Prepared built by
+// hand (tests).
+func (p *Prepared) logger() *slog.Logger {
+	if p.log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.log
 }
 
 // Builtin reports whether the engine is the in-process simulator.
@@ -104,13 +116,14 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	if err := cfg.CheckStartAt(time.Now()); err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	p := &Prepared{Config: cfg}
+	p := &Prepared{Config: cfg, log: LoggerFrom(ctx)}
 	if name := cfg.String("api_key_env"); name != "" {
 		key, ok := os.LookupEnv(name)
 		if !ok || key == "" {
 			return nil, &UsageError{Err: fmt.Errorf("--api-key-env: environment variable %s is not set", name)}
 		}
 		p.apiKey = key
+		debuglog.Hide(p.log, key)
 	}
 	raw := cfg.String("engine_url")
 	p.user = cfg.UserInfo("engine_url")
@@ -180,7 +193,16 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		}
 	}
 	p.TokensPerGB = tpg
+	p.log.Info("prepared", "engine", p.DisplayURL(), "builtin", p.builtin != nil, "model", p.RequestModel(),
+		"workload", cfg.Workload(), "tokens_per_gb", tpg, "preflight_error", errText(p.PreflightErr), "model_error", errText(p.ModelErr))
 	return p, nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // TokensPerGB reads LMCache's GET {url}/status and computes tokens per GB

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -114,6 +115,7 @@ type Snapshot struct {
 
 // Runner runs one benchmark.
 type Runner struct {
+	log    *slog.Logger // the debug log (--log-file)
 	prep   *Prepared
 	client *sender.Client
 	wl     workload.Workload
@@ -254,6 +256,7 @@ func New(p *Prepared) (*Runner, error) {
 		rec:     rec,
 		now:     now,
 		events:  make(chan Event, 4096),
+		log:     p.logger(),
 		shard:   p.Config.Shard(),
 		startAt: p.Config.StartAt(),
 		runCtx:  context.Background(),
@@ -496,6 +499,9 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 		r.stats.Add(&res)
 	}
 	r.phaseDone.Add(1)
+	if r.log.Enabled(context.Background(), slog.LevelDebug) {
+		r.logRequest(&res)
+	}
 	out := res
 	out.RoundGapsMs = nil
 	out.Text = ""
@@ -518,7 +524,27 @@ func (r *Runner) setPhase(name string, total int, d time.Duration) {
 		r.sampler.MarkMeasuredStart()
 	}
 	r.phaseDone.Store(0)
+	r.log.Info("phase", "run", r.rec.ID(), "phase", name, "requests", total, "planned", d.String())
 	r.emit(Event{Kind: PhaseChanged, Phase: name, Total: total, Duration: d})
+}
+
+// logRequest writes one finished request to the debug log: its outcome,
+// and whether it was retried.
+func (r *Runner) logRequest(res *sender.Result) {
+	attrs := []any{"id", res.RequestID, "phase", res.Phase, "ok", res.Successful, "cache", res.CacheState}
+	if res.TTFT != nil {
+		attrs = append(attrs, "ttft_ms", *res.TTFT*1000)
+	}
+	if res.Retries > 0 {
+		r.log.Debug("request retried on a fresh connection", "id", res.RequestID, "retries", res.Retries)
+	}
+	if res.Error != nil {
+		attrs = append(attrs, "error", *res.Error)
+		if res.ErrorDetail != nil {
+			attrs = append(attrs, "detail", *res.ErrorDetail)
+		}
+	}
+	r.log.Debug("request", attrs...)
 }
 
 // waitStartAt holds the first measured phase until --start-at, so the
@@ -559,7 +585,13 @@ func (r *Runner) startSkewMs() *float64 {
 }
 
 func (r *Runner) logf(warn bool, format string, args ...any) {
-	r.emit(Event{Kind: LogLine, Text: fmt.Sprintf(format, args...), Warn: warn})
+	text := fmt.Sprintf(format, args...)
+	if warn {
+		r.log.Warn(text)
+	} else {
+		r.log.Info(text)
+	}
+	r.emit(Event{Kind: LogLine, Text: text, Warn: warn})
 }
 
 // Run runs the workload until it finishes or ctx is cancelled (an
@@ -576,6 +608,8 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	r.started = r.now()
 	r.mu.Unlock()
 	r.runCtx = ctx
+	r.log.Info("run started", "run", r.rec.ID(), "dir", r.rec.Dir(), "workload", r.prep.Config.Workload(),
+		"engine", r.prep.DisplayURL(), "model", r.prep.RequestModel())
 	r.emit(Event{Kind: RunStarted})
 	for _, line := range r.wl.Describe() {
 		r.logf(false, "%s", line)
@@ -594,6 +628,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 			APIKey: key,
 			Out:    r.metricsFile,
 			Logf:   func(f string, a ...any) { r.logf(true, f, a...) },
+			Log:    r.log,
 		})
 	}
 	monitorDone := make(chan struct{})
@@ -708,6 +743,9 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	r.mu.Lock()
 	r.finished = true
 	r.mu.Unlock()
+	r.log.Info("run finished", "run", r.rec.ID(), "exit_code", code, "interrupted", interrupted,
+		"requests", sum.Results.TotalRequests, "failed", sum.Results.FailedRequests, "record_error", recordErr,
+		"took", time.Since(startedAt).Round(time.Millisecond).String())
 	return Finish{Summary: sum, ExitCode: code, Sections: outcome.Sections, Reasons: outcome.Reasons, RecordError: recordErr}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -33,6 +34,9 @@ type SamplerOptions struct {
 	// Logf reports a scrape failing (once, until it recovers) and the
 	// recovery. Nil is silent.
 	Logf func(format string, args ...any)
+	// Log receives every scrape at debug level (--log-file); nil is
+	// silent.
+	Log *slog.Logger
 	// APIKey is sent as a bearer token when not empty. Pass it only when
 	// the endpoint is on the engine's own host.
 	APIKey string
@@ -174,6 +178,10 @@ func (s *Sampler) sample(ctx context.Context, mark string) map[string]float64 {
 
 	if logMsg != "" && s.o.Logf != nil {
 		s.o.Logf("%s", logMsg)
+	}
+	if s.o.Log != nil {
+		s.o.Log.Debug("metrics scrape", "url", Redact(s.o.URL), "mark", mark, "scrape_ms", line.Duration,
+			"series", len(vals), "error", line.Error)
 	}
 	s.write(line)
 	return vals

@@ -525,7 +525,7 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		}
 		m.stage = stagePreparing
 		m.notice, m.failed = "", false
-		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), run.Prepare(m.id, m.cfg.Clone()))
+		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), run.Prepare(m.c, m.id, m.cfg.Clone()))
 	case 1, 2:
 		if m.cfg == nil || m.cfg.Workload() == "" {
 			return nil

@@ -306,7 +306,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	case m.finished && key.Matches(k, m.keys.Again) && m.info.Config != nil && !m.preparing:
 		m.preparing = true
 		m.err = ""
-		return tea.Batch(common.Status("preparing the next run…"), Prepare(m.id, m.info.Config.Clone()))
+		return tea.Batch(common.Status("preparing the next run…"), Prepare(m.c, m.id, m.info.Config.Clone()))
 	}
 	m.scroll(k)
 	return nil

@@ -142,9 +142,10 @@ type PreparedMsg struct {
 // detecting the model, creating the run folder) off the update loop; the
 // answer is a PreparedMsg for the screen to, so only the asker acts on
 // it.
-func Prepare(to common.ID, cfg *config.Config) tea.Cmd {
+func Prepare(c *common.Common, to common.ID, cfg *config.Config) tea.Cmd {
+	ctx := bench.WithLogger(context.Background(), c.Logger)
 	return func() tea.Msg {
-		p, err := bench.Prepare(context.Background(), cfg)
+		p, err := bench.Prepare(ctx, cfg)
 		if err != nil {
 			return PreparedMsg{To: to, Err: err}
 		}
