@@ -37,6 +37,7 @@ func smallDisk(t *testing.T, size string) string {
 // a message naming what is missing (with -q too); requests.jsonl is valid
 // line by line; the summary, if it fits, counts what the record holds.
 func TestDiskFullMidRun(t *testing.T) {
+	testbin.Path(t) // build first: the timeouts below are for kvbench alone
 	disk := smallDisk(t, "300k")
 	url := simtest.Start(t, nil)
 	r := testbin.Run(t, 120*time.Second, []string{"KVBENCH_CONFIG_DIR=" + t.TempDir()},
