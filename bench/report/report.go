@@ -342,11 +342,11 @@ func Overload(s *record.Summary) []Section {
 	if !s.Client.Overloaded {
 		return nil
 	}
-	rows := []Row{{Label: "Latencies may be inflated", Value: ""}}
+	var rows []Row
 	for _, r := range s.Client.OverloadReasons {
 		rows = append(rows, Row{Label: "reason", Value: r})
 	}
-	return []Section{{Title: "Client Overloaded", Rows: rows}}
+	return []Section{{Title: "Client Overloaded: Latencies May Be Inflated", Rows: rows}}
 }
 
 // minLabel is how far a label may be shortened to make room for a value.

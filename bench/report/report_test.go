@@ -286,7 +286,7 @@ func TestOverloadSection(t *testing.T) {
 	}
 	out := b.String()
 	if !strings.Contains(out, "Client Overloaded") || !strings.Contains(out, "scheduler latency p99 41.0 ms > 5 ms") ||
-		!strings.Contains(out, "Latencies may be inflated") || !strings.Contains(out, "Client overloaded:                                   yes") {
+		!strings.Contains(out, "Client Overloaded: Latencies May Be Inflated") || !strings.Contains(out, "Client overloaded:                                   yes") {
 		t.Fatalf("overloaded summary:\n%s", out)
 	}
 	s.Client.Overloaded, s.Client.OverloadReasons = false, nil
