@@ -55,11 +55,11 @@ func homeData() home.LoadedMsg {
 		},
 		Runs: []home.Run{
 			{ID: "20260504-091500-long-doc-qa", Dir: "/runs/20260504-091500-long-doc-qa", Workload: config.LongDocQA,
-				Started: t0.Add(-15 * time.Minute), MeanTTFTms: 84.25, HitRatio: fptr(0.8123), OK: 20, Complete: true},
+				Started: t0.Add(-15 * time.Minute), MeanTTFTms: fptr(84.25), HitRatio: fptr(0.8123), OK: 20, Complete: true},
 			{ID: "20260504-085000-multi-round-chat-a100", Dir: "/runs/20260504-085000-multi-round-chat-a100", Workload: config.MultiRoundChat, Name: "a100",
-				Started: t0.Add(-40 * time.Minute), MeanTTFTms: 412.5, HitRatio: fptr(0.5), OK: 58, Failed: 2, Complete: true},
+				Started: t0.Add(-40 * time.Minute), MeanTTFTms: fptr(412.5), HitRatio: fptr(0.5), OK: 58, Failed: 2, Complete: true},
 			{ID: "20260504-080000-random-prefill", Dir: "/runs/20260504-080000-random-prefill", Workload: config.RandomPrefill,
-				Started: t0.Add(-90 * time.Minute), MeanTTFTms: 1532.0, OK: 10, Complete: true, Interrupted: true},
+				Started: t0.Add(-90 * time.Minute), MeanTTFTms: fptr(1532.0), OK: 10, Complete: true, Interrupted: true},
 			{ID: "20260503-230000-cache-probe", Dir: "/runs/20260503-230000-cache-probe", Workload: config.CacheProbe},
 		},
 	}
@@ -133,7 +133,7 @@ func finishedSummary() *record.Summary {
 	s.Tool.Name, s.Tool.Version = "kvbench", "dev"
 	s.Run = record.RunInfo{ID: "20260504-093000-long-doc-qa", StartedAt: "2026-05-04T09:30:00Z", FinishedAt: "2026-05-04T09:30:20Z", ExitCode: 1}
 	s.Results = stats.Results{TotalRequests: 20, SuccessfulRequests: 19, FailedRequests: 1, ElapsedTime: 16,
-		MeanTTFTms: 123.4, P50TTFTms: 98.1, P90TTFTms: 301.2, P99TTFTms: 456.7,
+		MeanTTFTms: fptr(123.4), P50TTFTms: fptr(98.1), P90TTFTms: fptr(301.2), P99TTFTms: fptr(456.7),
 		InputThroughput: 2400, OutputThroughput: 19, TotalInputTokens: 38190, TotalOutputTokens: 304}
 	s.Cache = stats.Cache{Cold: 3, Reused: 15, Unverified: 2, PromptTokens: 38190, CachedTokens: 30400, HitRatio: fptr(0.796)}
 	return s

@@ -147,9 +147,9 @@ func TestMergeIsTheWholeRun(t *testing.T) {
 		name      string
 		got, want float64
 	}{
-		{"p50 TTFT", res.P50TTFTms, pct(ttft, 50)},
-		{"p99 TTFT", res.P99TTFTms, pct(ttft, 99)},
-		{"p90 latency", res.P90RequestLatencyMs, pct(lat, 90)},
+		{"p50 TTFT", *res.P50TTFTms, pct(ttft, 50)},
+		{"p99 TTFT", *res.P99TTFTms, pct(ttft, 99)},
+		{"p90 latency", *res.P90RequestLatencyMs, pct(lat, 90)},
 	} {
 		if math.Abs(c.got-c.want) > 1e-9*math.Max(1, c.want) {
 			t.Errorf("%s = %v, recomputed from the merged lines %v", c.name, c.got, c.want)

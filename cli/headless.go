@@ -138,7 +138,11 @@ func progressLine(s bench.Snapshot) string {
 	}
 	fmt.Fprintf(&b, " | in flight %d | failed %d", s.InFlight, s.Failed)
 	if s.Done > 0 {
-		fmt.Fprintf(&b, " | TTFT mean %.1f ms p99 %.1f ms | out %.1f tok/s", s.MeanTTFTms, s.P99TTFTms, s.OutputTPS)
+		if s.Done > s.Failed {
+			fmt.Fprintf(&b, " | TTFT mean %.1f ms p99 %.1f ms | out %.1f tok/s", s.MeanTTFTms, s.P99TTFTms, s.OutputTPS)
+		} else {
+			fmt.Fprintf(&b, " | TTFT n/a | out %.1f tok/s", s.OutputTPS)
+		}
 	}
 	if s.HitRatio != nil {
 		fmt.Fprintf(&b, " | hit %.1f%%", 100**s.HitRatio)

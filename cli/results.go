@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/app"
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/screens/common"
 )
@@ -108,8 +109,8 @@ type runJSON struct {
 	StartedAt        *string  `json:"started_at"`
 	TotalRequests    int      `json:"total_requests"`
 	FailedRequests   int      `json:"failed_requests"`
-	MeanTTFTms       float64  `json:"mean_ttft_ms"`
-	P99TTFTms        float64  `json:"p99_ttft_ms"`
+	MeanTTFTms       *float64 `json:"mean_ttft_ms"`
+	P99TTFTms        *float64 `json:"p99_ttft_ms"`
 	OutputThroughput float64  `json:"output_throughput"`
 	HitRatio         *float64 `json:"hit_ratio"`
 	Interrupted      bool     `json:"interrupted"`
@@ -183,9 +184,9 @@ func WriteRunsTable(w io.Writer, list []runs.Run) error {
 		if n := r.LoadNote(); n != "" {
 			status += ", " + n
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%.2f\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%.2f\t%s\t%s\n",
 			r.ID, started, dash(r.Name), dash(r.Workload), dash(r.Model), dash(r.EngineHost()),
-			r.TotalRequests-r.FailedRequests, r.FailedRequests, r.MeanTTFTms, r.P99TTFTms, r.OutputThroughput, hit,
+			r.TotalRequests-r.FailedRequests, r.FailedRequests, report.OptFloat(r.MeanTTFTms), report.OptFloat(r.P99TTFTms), r.OutputThroughput, hit,
 			strings.TrimSpace(status))
 	}
 	return tw.Flush()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -264,7 +265,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 		Run: RunInfo{ID: w.ID(), Name: "nightly", StartedAt: started.Format(time.RFC3339),
 			FinishedAt: started.Add(90 * time.Second).Format(time.RFC3339), Interrupted: true, ExitCode: 130},
 		Config:   json.RawMessage(`{"workload":"long-doc-qa","model":"m","seed":42,"kv_cache_volume_gb":100.5}`),
-		Results:  stats.Results{TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, P99TTFTms: 12.5},
+		Results:  stats.Results{TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, P99TTFTms: fptr(12.5)},
 		Cache:    stats.Cache{Cold: 1, UnverifiedReasons: map[string]int{"error": 1}, HitRatio: fptr(0.25)},
 		Client:   stats.Client{CPUSeconds: 0.5},
 		Workload: map[string]any{"qualified": true},
@@ -319,7 +320,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 	if back.Run != s.Run {
 		t.Errorf("run = %+v", back.Run)
 	}
-	if back.Results != s.Results || back.Cache.Cold != 1 || *back.Cache.HitRatio != 0.25 ||
+	if !reflect.DeepEqual(back.Results, s.Results) || back.Cache.Cold != 1 || *back.Cache.HitRatio != 0.25 ||
 		back.Cache.UnverifiedReasons["error"] != 1 || back.Tool != s.Tool || back.ServerMetrics != nil {
 		t.Errorf("blocks not round-tripped: %+v", back)
 	}

@@ -31,12 +31,12 @@ func fullSummary() *record.Summary {
 			"export_json":true,"quiet":false,"ignore_eos":true,"ldqa_document_length":10000}`),
 		Results: stats.Results{
 			TotalRequests: 130, SuccessfulRequests: 129, FailedRequests: 1, ElapsedTime: 122.4567,
-			MeanTTFTms: 412.345, MeanDecodeSpeed: 48.2, MeanRequestLatencyMs: 3021.5,
+			MeanTTFTms: ptrF(412.345), MeanDecodeSpeed: ptrF(48.2), MeanRequestLatencyMs: ptrF(3021.5),
 			InputThroughput: 10541.666, OutputThroughput: 135.01,
 			TotalInputTokens: 1290000, TotalOutputTokens: 16512,
-			P50TTFTms: 120.5, P90TTFTms: 1500.25, P99TTFTms: 2500.999,
-			P50DecodeSpeed: 49, P90DecodeSpeed: 51.5, P99DecodeSpeed: 52.125,
-			P50RequestLatencyMs: 2800, P90RequestLatencyMs: 4000.004, P99RequestLatencyMs: 5200,
+			P50TTFTms: ptrF(120.5), P90TTFTms: ptrF(1500.25), P99TTFTms: ptrF(2500.999),
+			P50DecodeSpeed: ptrF(49), P90DecodeSpeed: ptrF(51.5), P99DecodeSpeed: ptrF(52.125),
+			P50RequestLatencyMs: ptrF(2800), P90RequestLatencyMs: ptrF(4000.004), P99RequestLatencyMs: ptrF(5200),
 		},
 		Cache: stats.Cache{Cold: 65, Reused: 60, Unverified: 5,
 			UnverifiedReasons: map[string]int{"error": 1, "details_absent": 4},
@@ -136,9 +136,12 @@ func TestNullsPrintNA(t *testing.T) {
 			t.Errorf("null %s prints %q, want n/a", label, line)
 		}
 	}
-	// The results block is never null: zeros print as numbers.
-	if line := lineOf(out, "Mean TTFT (ms):"); !strings.HasSuffix(line, " 0.00") {
-		t.Errorf("zero mean TTFT prints %q", line)
+	// Undefined results figures (nothing succeeded) print n/a, never a
+	// 0.00 that reads as a measurement; counts print as numbers.
+	for _, label := range []string{"Mean TTFT (ms):", "P99 TTFT (ms):", "Mean decode (tok/s):", "P50 latency (ms):"} {
+		if line := lineOf(out, label); !strings.HasSuffix(line, " n/a") {
+			t.Errorf("undefined %s prints %q, want n/a", label, line)
+		}
 	}
 	if line := lineOf(out, "Total requests:"); !strings.HasSuffix(line, " 0") {
 		t.Errorf("zero total prints %q", line)
@@ -296,3 +299,5 @@ func TestOverloadSection(t *testing.T) {
 		t.Fatalf("quiet run has an overload section:\n%s", b.String())
 	}
 }
+
+func ptrF(v float64) *float64 { return &v }

@@ -78,22 +78,22 @@ var figureDefs = []figureDef{
 	{"Results", "results.successful_requests", "Successful requests", "", Neutral, func(s *record.Summary) *float64 { return fint(s.Results.SuccessfulRequests) }},
 	{"Results", "results.failed_requests", "Failed requests", "", Lower, func(s *record.Summary) *float64 { return fint(s.Results.FailedRequests) }},
 	{"Results", "results.elapsed_time", "Elapsed time", "s", Neutral, func(s *record.Summary) *float64 { return f64(s.Results.ElapsedTime) }},
-	{"Results", "results.mean_ttft_ms", "Mean TTFT", "ms", Lower, func(s *record.Summary) *float64 { return f64(s.Results.MeanTTFTms) }},
-	{"Results", "results.mean_decode_speed", "Mean decode speed", "tok/s", Higher, func(s *record.Summary) *float64 { return f64(s.Results.MeanDecodeSpeed) }},
-	{"Results", "results.mean_request_latency_ms", "Mean request latency", "ms", Lower, func(s *record.Summary) *float64 { return f64(s.Results.MeanRequestLatencyMs) }},
+	{"Results", "results.mean_ttft_ms", "Mean TTFT", "ms", Lower, func(s *record.Summary) *float64 { return measured(s, s.Results.MeanTTFTms) }},
+	{"Results", "results.mean_decode_speed", "Mean decode speed", "tok/s", Higher, func(s *record.Summary) *float64 { return measured(s, s.Results.MeanDecodeSpeed) }},
+	{"Results", "results.mean_request_latency_ms", "Mean request latency", "ms", Lower, func(s *record.Summary) *float64 { return measured(s, s.Results.MeanRequestLatencyMs) }},
 	{"Results", "results.input_throughput", "Input throughput", "tok/s", Higher, func(s *record.Summary) *float64 { return f64(s.Results.InputThroughput) }},
 	{"Results", "results.output_throughput", "Output throughput", "tok/s", Higher, func(s *record.Summary) *float64 { return f64(s.Results.OutputThroughput) }},
 	{"Results", "results.total_input_tokens", "Total input tokens", "", Neutral, func(s *record.Summary) *float64 { return fint(s.Results.TotalInputTokens) }},
 	{"Results", "results.total_output_tokens", "Total output tokens", "", Neutral, func(s *record.Summary) *float64 { return fint(s.Results.TotalOutputTokens) }},
-	{"Results", "results.p50_ttft_ms", "P50 TTFT", "ms", Lower, func(s *record.Summary) *float64 { return f64(s.Results.P50TTFTms) }},
-	{"Results", "results.p90_ttft_ms", "P90 TTFT", "ms", Lower, func(s *record.Summary) *float64 { return f64(s.Results.P90TTFTms) }},
-	{"Results", "results.p99_ttft_ms", "P99 TTFT", "ms", Lower, func(s *record.Summary) *float64 { return f64(s.Results.P99TTFTms) }},
-	{"Results", "results.p50_decode_speed", "P50 decode speed", "tok/s", Higher, func(s *record.Summary) *float64 { return f64(s.Results.P50DecodeSpeed) }},
-	{"Results", "results.p90_decode_speed", "P90 decode speed", "tok/s", Higher, func(s *record.Summary) *float64 { return f64(s.Results.P90DecodeSpeed) }},
-	{"Results", "results.p99_decode_speed", "P99 decode speed", "tok/s", Higher, func(s *record.Summary) *float64 { return f64(s.Results.P99DecodeSpeed) }},
-	{"Results", "results.p50_request_latency_ms", "P50 request latency", "ms", Lower, func(s *record.Summary) *float64 { return f64(s.Results.P50RequestLatencyMs) }},
-	{"Results", "results.p90_request_latency_ms", "P90 request latency", "ms", Lower, func(s *record.Summary) *float64 { return f64(s.Results.P90RequestLatencyMs) }},
-	{"Results", "results.p99_request_latency_ms", "P99 request latency", "ms", Lower, func(s *record.Summary) *float64 { return f64(s.Results.P99RequestLatencyMs) }},
+	{"Results", "results.p50_ttft_ms", "P50 TTFT", "ms", Lower, func(s *record.Summary) *float64 { return measured(s, s.Results.P50TTFTms) }},
+	{"Results", "results.p90_ttft_ms", "P90 TTFT", "ms", Lower, func(s *record.Summary) *float64 { return measured(s, s.Results.P90TTFTms) }},
+	{"Results", "results.p99_ttft_ms", "P99 TTFT", "ms", Lower, func(s *record.Summary) *float64 { return measured(s, s.Results.P99TTFTms) }},
+	{"Results", "results.p50_decode_speed", "P50 decode speed", "tok/s", Higher, func(s *record.Summary) *float64 { return measured(s, s.Results.P50DecodeSpeed) }},
+	{"Results", "results.p90_decode_speed", "P90 decode speed", "tok/s", Higher, func(s *record.Summary) *float64 { return measured(s, s.Results.P90DecodeSpeed) }},
+	{"Results", "results.p99_decode_speed", "P99 decode speed", "tok/s", Higher, func(s *record.Summary) *float64 { return measured(s, s.Results.P99DecodeSpeed) }},
+	{"Results", "results.p50_request_latency_ms", "P50 request latency", "ms", Lower, func(s *record.Summary) *float64 { return measured(s, s.Results.P50RequestLatencyMs) }},
+	{"Results", "results.p90_request_latency_ms", "P90 request latency", "ms", Lower, func(s *record.Summary) *float64 { return measured(s, s.Results.P90RequestLatencyMs) }},
+	{"Results", "results.p99_request_latency_ms", "P99 request latency", "ms", Lower, func(s *record.Summary) *float64 { return measured(s, s.Results.P99RequestLatencyMs) }},
 
 	{"Cache", "cache.cold", "Cold", "", Neutral, func(s *record.Summary) *float64 { return fint(s.Cache.Cold) }},
 	{"Cache", "cache.reused", "Reused", "", Neutral, func(s *record.Summary) *float64 { return fint(s.Cache.Reused) }},
@@ -159,6 +159,15 @@ func loadFig(s *record.Summary, get func(*load.Block) *float64) *float64 {
 		return nil
 	}
 	return get(s.Load)
+}
+
+// measured is a results figure, nil when no request succeeded: older
+// summaries wrote 0 there, which is no measurement.
+func measured(s *record.Summary, v *float64) *float64 {
+	if s.Results.SuccessfulRequests == 0 {
+		return nil
+	}
+	return v
 }
 
 func pct(p *float64) *float64 {
@@ -393,11 +402,11 @@ func sameJSON(a, b string) bool {
 	return bytes.Equal(xb, yb)
 }
 
-// FormatValue renders a figure's value with its unit's precision; "-" for
-// null.
+// FormatValue renders a figure's value with its unit's precision; "n/a"
+// for null (a figure the run could not measure).
 func FormatValue(v *float64, unit string) string {
 	if v == nil {
-		return "-"
+		return "n/a"
 	}
 	x := *v
 	switch {
@@ -409,8 +418,8 @@ func FormatValue(v *float64, unit string) string {
 	return fmt.Sprintf("%.2f", x)
 }
 
-// FormatDelta renders a relative delta as a signed percentage; "-" when
-// undefined.
+// FormatDelta renders a relative delta as a signed percentage; "n/a"
+// when a side is undefined, "-" when A is 0.
 func FormatDelta(f Figure) string {
 	switch {
 	case f.Delta != nil && *f.Delta == 0:
@@ -419,8 +428,10 @@ func FormatDelta(f Figure) string {
 		return fmt.Sprintf("%+.1f%%", *f.Delta*100)
 	case f.A != nil && f.B != nil:
 		return "new" // A is 0, B is not
+	case f.A == nil && f.B == nil:
+		return "-"
 	}
-	return "-"
+	return "n/a"
 }
 
 // VerdictMark is a plain-text mark for a verdict, so better and worse

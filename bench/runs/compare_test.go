@@ -163,3 +163,30 @@ func TestCompareMarksUndeliveredLoad(t *testing.T) {
 		t.Errorf("A delivered:\n%s", out)
 	}
 }
+
+// A run where every request failed has no TTFT: compare shows n/a, not a
+// delta or "new", and no verdict.
+func TestCompareUndefinedIsNA(t *testing.T) {
+	a, b := loadPair(t,
+		runstest.Spec{Name: "a", Started: t0, Requests: 4, FailEvery: 1, Summary: true},
+		runstest.Spec{Name: "b", Started: t0.Add(time.Minute), Requests: 4, Summary: true})
+	c := runs.Compare(a, b)
+	for _, key := range []string{"results.mean_ttft_ms", "results.p99_ttft_ms", "results.mean_request_latency_ms"} {
+		f := figureOf(c, key)
+		if f.A != nil || f.B == nil || f.Verdict != runs.Unknown {
+			t.Errorf("%s: A %v B %v verdict %v, want A null and no verdict", key, f.A, f.B, f.Verdict)
+		}
+		if v, d := runs.FormatValue(f.A, f.Unit), runs.FormatDelta(f); v != "n/a" || d != "n/a" {
+			t.Errorf("%s: value %q delta %q, want n/a", key, v, d)
+		}
+	}
+	var buf bytes.Buffer
+	if err := c.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(line, "Mean TTFT") && (strings.Contains(line, "new") || strings.Contains(line, "worse") || strings.Contains(line, "better")) {
+			t.Errorf("undefined TTFT judged: %q", line)
+		}
+	}
+}

@@ -55,7 +55,7 @@ type Run struct {
 
 	TotalRequests, FailedRequests int
 	SuccessfulRequests            int
-	MeanTTFTms, P99TTFTms         float64
+	MeanTTFTms, P99TTFTms         *float64 // nil when no request had a first token
 	OutputThroughput              float64
 	HitRatio                      *float64
 
@@ -299,9 +299,10 @@ func quickRun(dir string) (*Run, error) {
 	}
 	r.StartedAt, r.Name = incompleteStart(dir, id.Workload, firstSubmit)
 	if len(ttfts) > 0 {
-		r.MeanTTFTms = sumTTFT / float64(len(ttfts))
+		mean := sumTTFT / float64(len(ttfts))
 		slices.Sort(ttfts)
-		r.P99TTFTms = stats.Linear(ttfts, 99)
+		p99 := stats.Linear(ttfts, 99)
+		r.MeanTTFTms, r.P99TTFTms = &mean, &p99
 	}
 	if done > 0 {
 		if el := max(last.Sub(first).Seconds(), 0); el > 0 {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -95,7 +96,7 @@ func TestListKinds(t *testing.T) {
 	if killed.Workload != "long-doc-qa" || killed.Model != "sim-model" || !killed.StartedAt.Equal(t0.Add(2*time.Hour)) {
 		t.Errorf("crashed run identity: %+v", killed)
 	}
-	if killed.MeanTTFTms <= 0 || killed.P99TTFTms < killed.MeanTTFTms || killed.OutputThroughput <= 0 {
+	if killed.MeanTTFTms == nil || *killed.MeanTTFTms <= 0 || *killed.P99TTFTms < *killed.MeanTTFTms || killed.OutputThroughput <= 0 {
 		t.Errorf("crashed run figures: %+v", killed)
 	}
 
@@ -122,7 +123,7 @@ func TestSummariseMatchesWrittenSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Summary.Results != b.Summary.Results {
+	if !reflect.DeepEqual(a.Summary.Results, b.Summary.Results) {
 		t.Errorf("results differ:\n%+v\n%+v", a.Summary.Results, b.Summary.Results)
 	}
 	if *a.Summary.Cache.HitRatio != *b.Summary.Cache.HitRatio || a.Summary.Cache.Unverified != b.Summary.Cache.Unverified {
@@ -159,8 +160,8 @@ func TestQuickListMatchesCollector(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := d.Run
-		if r.TotalRequests != l.TotalRequests || r.FailedRequests != l.FailedRequests || r.MeanTTFTms != l.MeanTTFTms ||
-			r.P99TTFTms != l.P99TTFTms || r.OutputThroughput != l.OutputThroughput ||
+		if r.TotalRequests != l.TotalRequests || r.FailedRequests != l.FailedRequests || !reflect.DeepEqual(r.MeanTTFTms, l.MeanTTFTms) ||
+			!reflect.DeepEqual(r.P99TTFTms, l.P99TTFTms) || r.OutputThroughput != l.OutputThroughput ||
 			(r.HitRatio == nil) != (l.HitRatio == nil) || r.HitRatio != nil && *r.HitRatio != *l.HitRatio ||
 			!r.StartedAt.Equal(l.StartedAt) || r.Name != l.Name || r.Workload != l.Workload || r.Model != l.Model ||
 			r.Corrupt != l.Corrupt || r.Complete || l.Complete {

@@ -1,28 +1,31 @@
 package stats
 
 // Results is the `results` block of bench_summary.json: LMCache's
-// FinalStats, field for field and in its order.
+// FinalStats, field for field and in its order. The TTFT, decode-speed and
+// latency figures are null when no request defines them (every request
+// failed; no request produced two tokens), never a 0 that reads as a
+// measurement.
 type Results struct {
-	TotalRequests        int     `json:"total_requests"`
-	SuccessfulRequests   int     `json:"successful_requests"`
-	FailedRequests       int     `json:"failed_requests"`
-	ElapsedTime          float64 `json:"elapsed_time"`
-	MeanTTFTms           float64 `json:"mean_ttft_ms"`
-	MeanDecodeSpeed      float64 `json:"mean_decode_speed"`
-	MeanRequestLatencyMs float64 `json:"mean_request_latency_ms"`
-	InputThroughput      float64 `json:"input_throughput"`
-	OutputThroughput     float64 `json:"output_throughput"`
-	TotalInputTokens     int     `json:"total_input_tokens"`
-	TotalOutputTokens    int     `json:"total_output_tokens"`
-	P50TTFTms            float64 `json:"p50_ttft_ms"`
-	P90TTFTms            float64 `json:"p90_ttft_ms"`
-	P99TTFTms            float64 `json:"p99_ttft_ms"`
-	P50DecodeSpeed       float64 `json:"p50_decode_speed"`
-	P90DecodeSpeed       float64 `json:"p90_decode_speed"`
-	P99DecodeSpeed       float64 `json:"p99_decode_speed"`
-	P50RequestLatencyMs  float64 `json:"p50_request_latency_ms"`
-	P90RequestLatencyMs  float64 `json:"p90_request_latency_ms"`
-	P99RequestLatencyMs  float64 `json:"p99_request_latency_ms"`
+	TotalRequests        int      `json:"total_requests"`
+	SuccessfulRequests   int      `json:"successful_requests"`
+	FailedRequests       int      `json:"failed_requests"`
+	ElapsedTime          float64  `json:"elapsed_time"`
+	MeanTTFTms           *float64 `json:"mean_ttft_ms"`
+	MeanDecodeSpeed      *float64 `json:"mean_decode_speed"`
+	MeanRequestLatencyMs *float64 `json:"mean_request_latency_ms"`
+	InputThroughput      float64  `json:"input_throughput"`
+	OutputThroughput     float64  `json:"output_throughput"`
+	TotalInputTokens     int      `json:"total_input_tokens"`
+	TotalOutputTokens    int      `json:"total_output_tokens"`
+	P50TTFTms            *float64 `json:"p50_ttft_ms"`
+	P90TTFTms            *float64 `json:"p90_ttft_ms"`
+	P99TTFTms            *float64 `json:"p99_ttft_ms"`
+	P50DecodeSpeed       *float64 `json:"p50_decode_speed"`
+	P90DecodeSpeed       *float64 `json:"p90_decode_speed"`
+	P99DecodeSpeed       *float64 `json:"p99_decode_speed"`
+	P50RequestLatencyMs  *float64 `json:"p50_request_latency_ms"`
+	P90RequestLatencyMs  *float64 `json:"p90_request_latency_ms"`
+	P99RequestLatencyMs  *float64 `json:"p99_request_latency_ms"`
 }
 
 // Cache is the `cache` block: the observed cache states (receipts).

@@ -285,6 +285,22 @@ func (c *Collector) Snapshot() Snapshot {
 	return s
 }
 
+// optMean is sum/n, nil when there is no sample.
+func optMean(sum float64, n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	return ptr(mean(sum, n))
+}
+
+// optLinear is Linear over sorted, nil when there is no sample.
+func optLinear(sorted []float64, p float64) *float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
+	return ptr(Linear(sorted, p))
+}
+
 // Final computes the summary blocks from everything added so far.
 func (c *Collector) Final(client ClientInfo) Blocks {
 	c.mu.Lock()
@@ -298,22 +314,22 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 		SuccessfulRequests:   c.done - c.failed,
 		FailedRequests:       c.failed,
 		ElapsedTime:          el,
-		MeanTTFTms:           mean(c.sumTTFT, len(ttft)),
-		MeanDecodeSpeed:      mean(c.sumDecode, len(dec)),
-		MeanRequestLatencyMs: mean(c.sumLat, len(lat)),
+		MeanTTFTms:           optMean(c.sumTTFT, len(ttft)),
+		MeanDecodeSpeed:      optMean(c.sumDecode, len(dec)),
+		MeanRequestLatencyMs: optMean(c.sumLat, len(lat)),
 		InputThroughput:      perSecond(c.inTokens, el),
 		OutputThroughput:     perSecond(c.outTokens, el),
 		TotalInputTokens:     c.inTokens,
 		TotalOutputTokens:    c.outTokens,
-		P50TTFTms:            Linear(ttft, 50),
-		P90TTFTms:            Linear(ttft, 90),
-		P99TTFTms:            Linear(ttft, 99),
-		P50DecodeSpeed:       Linear(dec, 50),
-		P90DecodeSpeed:       Linear(dec, 90),
-		P99DecodeSpeed:       Linear(dec, 99),
-		P50RequestLatencyMs:  Linear(lat, 50),
-		P90RequestLatencyMs:  Linear(lat, 90),
-		P99RequestLatencyMs:  Linear(lat, 99),
+		P50TTFTms:            optLinear(ttft, 50),
+		P90TTFTms:            optLinear(ttft, 90),
+		P99TTFTms:            optLinear(ttft, 99),
+		P50DecodeSpeed:       optLinear(dec, 50),
+		P90DecodeSpeed:       optLinear(dec, 90),
+		P99DecodeSpeed:       optLinear(dec, 99),
+		P50RequestLatencyMs:  optLinear(lat, 50),
+		P90RequestLatencyMs:  optLinear(lat, 90),
+		P99RequestLatencyMs:  optLinear(lat, 99),
 	}
 
 	reasons := make(map[string]int, len(c.reasons))

@@ -90,12 +90,12 @@ func TestFinalResults(t *testing.T) {
 	want := Results{
 		TotalRequests: 5, SuccessfulRequests: 4, FailedRequests: 1,
 		ElapsedTime: 4.0, // first submit r1 at 0, last finish r6 at 4
-		MeanTTFTms:  250, MeanDecodeSpeed: 25, MeanRequestLatencyMs: 1250,
+		MeanTTFTms:  fptr(250), MeanDecodeSpeed: fptr(25), MeanRequestLatencyMs: fptr(1250),
 		InputThroughput: 250, OutputThroughput: 18.75,
 		TotalInputTokens: 1000, TotalOutputTokens: 75,
-		P50TTFTms: 250, P90TTFTms: 370, P99TTFTms: 397,
-		P50DecodeSpeed: 25, P90DecodeSpeed: 37, P99DecodeSpeed: 39.7,
-		P50RequestLatencyMs: 1250, P90RequestLatencyMs: 1850, P99RequestLatencyMs: 1985,
+		P50TTFTms: fptr(250), P90TTFTms: fptr(370), P99TTFTms: fptr(397),
+		P50DecodeSpeed: fptr(25), P90DecodeSpeed: fptr(37), P99DecodeSpeed: fptr(39.7),
+		P50RequestLatencyMs: fptr(1250), P90RequestLatencyMs: fptr(1850), P99RequestLatencyMs: fptr(1985),
 	}
 	gj, _ := json.Marshal(roundResults(got))
 	wj, _ := json.Marshal(want)
@@ -108,11 +108,17 @@ func TestFinalResults(t *testing.T) {
 // comparison is not defeated by float noise.
 func roundResults(r Results) Results {
 	rd := func(v *float64) { *v = float64(int64(*v*1e6+0.5)) / 1e6 }
-	for _, v := range []*float64{&r.ElapsedTime, &r.MeanTTFTms, &r.MeanDecodeSpeed,
-		&r.MeanRequestLatencyMs, &r.InputThroughput, &r.OutputThroughput,
+	for _, v := range []*float64{&r.ElapsedTime, &r.InputThroughput, &r.OutputThroughput} {
+		rd(v)
+	}
+	for _, p := range []**float64{&r.MeanTTFTms, &r.MeanDecodeSpeed, &r.MeanRequestLatencyMs,
 		&r.P50TTFTms, &r.P90TTFTms, &r.P99TTFTms, &r.P50DecodeSpeed, &r.P90DecodeSpeed,
 		&r.P99DecodeSpeed, &r.P50RequestLatencyMs, &r.P90RequestLatencyMs, &r.P99RequestLatencyMs} {
-		rd(v)
+		if *p != nil {
+			v := **p
+			rd(&v)
+			*p = &v
+		}
 	}
 	return r
 }
@@ -159,7 +165,7 @@ func TestEmptyBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"results":{"total_requests":0,"successful_requests":0,"failed_requests":0,"elapsed_time":0,"mean_ttft_ms":0,"mean_decode_speed":0,"mean_request_latency_ms":0,"input_throughput":0,"output_throughput":0,"total_input_tokens":0,"total_output_tokens":0,"p50_ttft_ms":0,"p90_ttft_ms":0,"p99_ttft_ms":0,"p50_decode_speed":0,"p90_decode_speed":0,"p99_decode_speed":0,"p50_request_latency_ms":0,"p90_request_latency_ms":0,"p99_request_latency_ms":0},` +
+	want := `{"results":{"total_requests":0,"successful_requests":0,"failed_requests":0,"elapsed_time":0,"mean_ttft_ms":null,"mean_decode_speed":null,"mean_request_latency_ms":null,"input_throughput":0,"output_throughput":0,"total_input_tokens":0,"total_output_tokens":0,"p50_ttft_ms":null,"p90_ttft_ms":null,"p99_ttft_ms":null,"p50_decode_speed":null,"p90_decode_speed":null,"p99_decode_speed":null,"p50_request_latency_ms":null,"p90_request_latency_ms":null,"p99_request_latency_ms":null},` +
 		`"cache":{"cold":0,"reused":0,"unverified":0,"unverified_reasons":{},"prompt_tokens":0,"cached_tokens":0,"hit_ratio":null},` +
 		`"latency":{"itl_ms":{"mean":null,"p50":null,"p95":null},"round_gap_ms":{"mean":null,"p50":null,"p95":null},"tokens_per_chunk_mean":null,"prefill_tps":{"mean":null,"p50":null},"aggregate_prefill_tps":null},` +
 		`"client":{"cpu_seconds":0,"max_dispatch_lag_ms":null,"p99_dispatch_lag_ms":null,"retries":0,"sched_latency_p99_ms":null,"machine_cpu_busy_max":null,"overloaded":false,"overload_reasons":[]}}`
@@ -457,5 +463,41 @@ func BenchmarkAdd(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		r.Finish = at(float64(i) / 1000)
 		c.Add(r)
+	}
+}
+
+// A run where every request failed has no TTFT or latency, and a run of
+// one-token replies (random-prefill's max_tokens 1) no decode speed: the
+// results block says null, not 0.
+func TestUndefinedResultsAreNull(t *testing.T) {
+	c := New()
+	for i := range 3 {
+		r := res("f", float64(i), 0.1, 0.2)
+		r.Successful, r.TTFT = false, nil
+		c.Add(r)
+	}
+	got := c.Final(ClientInfo{}).Results
+	for name, p := range map[string]*float64{"mean TTFT": got.MeanTTFTms, "p99 TTFT": got.P99TTFTms,
+		"mean latency": got.MeanRequestLatencyMs, "mean decode": got.MeanDecodeSpeed} {
+		if p != nil {
+			t.Errorf("all failed: %s = %v, want null", name, *p)
+		}
+	}
+	if got.FailedRequests != 3 {
+		t.Errorf("failed %d", got.FailedRequests)
+	}
+
+	c = New()
+	for i := range 3 {
+		r := res("one", float64(i), 0.1, 0.2) // DecodeSpeed nil: one output token
+		r.DecodeSpeed = nil
+		c.Add(r)
+	}
+	got = c.Final(ClientInfo{}).Results
+	if got.MeanDecodeSpeed != nil || got.P50DecodeSpeed != nil || got.P99DecodeSpeed != nil {
+		t.Errorf("one-token replies: decode %v, want null", got.MeanDecodeSpeed)
+	}
+	if got.MeanTTFTms == nil || *got.MeanTTFTms != 100 {
+		t.Errorf("one-token replies: mean TTFT %v, want 100", got.MeanTTFTms)
 	}
 }

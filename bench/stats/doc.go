@@ -12,20 +12,23 @@
 // figures (ITL, round gaps, prefill tok/s) use NearestRank, the smallest
 // value whose rank is at least ceil(p/100 * n).
 //
-// Empty values. The results block follows LMCache and never holds null:
-// every figure over no requests is 0. Everywhere else a figure that is
-// undefined is null, never 0, so that "nothing measured" is not mistaken
-// for "zero": hit_ratio without a request with valid counts, ITL and round
-// gap figures without a kept gap, tokens_per_chunk_mean and prefill_tps
-// without a defined value, aggregate_prefill_tps unless every measured
-// request is cold, and the dispatch-lag figures when no request had a
+// Empty values. A figure that is undefined is null, never 0, so that
+// "nothing measured" is not mistaken for "zero": in the results block the
+// TTFT, decode-speed and latency means and percentiles when no request
+// defines one (every request failed; no request produced two tokens),
+// and elsewhere hit_ratio without a request with valid counts, ITL and
+// round gap figures without a kept gap, tokens_per_chunk_mean and
+// prefill_tps without a defined value, aggregate_prefill_tps unless
+// every measured request is cold, and the dispatch-lag figures when no
+// request had a
 // scheduled time. Objects (itl_ms, round_gap_ms, prefill_tps,
 // unverified_reasons) are always present, with null or empty members.
 //
 // Results details: means and percentiles cover successful measured
 // requests; TTFT figures cover those of them that have a first token (a
 // request can succeed on completion_tokens alone). Decode speed enters as
-// the sender computed it, 0 when undefined, as LMCache does. Token totals
+// the sender computed it; requests where it is undefined (null) are left
+// out. Token totals
 // are over successful requests: input = prompt_tokens, output =
 // completion_tokens when > 0, else the number of chunks (LMCache's
 // num_output_tokens). elapsed_time is last finish minus first submit over

@@ -423,8 +423,7 @@ func cellOf(v float64, id string, sum *record.Summary, tpot *float64, code int) 
 	res := sum.Results
 	c.TotalRequests, c.FailedRequests, c.OutputThroughput, c.HitRatio = res.TotalRequests, res.FailedRequests, res.OutputThroughput, sum.Cache.HitRatio
 	if res.SuccessfulRequests > 0 {
-		p50, p99 := res.P50TTFTms, res.P99TTFTms
-		c.P50TTFTms, c.P99TTFTms = &p50, &p99
+		c.P50TTFTms, c.P99TTFTms = res.P50TTFTms, res.P99TTFTms
 	}
 	if l := sum.Load; l != nil {
 		d := l.Delivered

@@ -30,7 +30,7 @@ const RecentRuns = 5
 type Run struct {
 	ID, Dir, Workload, Name string
 	Started                 time.Time
-	MeanTTFTms              float64
+	MeanTTFTms              *float64 // nil: no request had a first token
 	HitRatio                *float64
 	OK, Failed              int
 	Complete, Interrupted   bool
@@ -367,7 +367,11 @@ func (m *Model) runLine(r Run, selected bool) string {
 		hit = fmt.Sprintf("%.1f %%", *r.HitRatio*100)
 	}
 	counts := fmt.Sprintf("%d/%d", r.OK, r.Failed)
-	s := started + "  " + wl + fmt.Sprintf(" %8.1f ms %8s %9s", r.MeanTTFTms, hit, counts)
+	ttft := "n/a"
+	if r.MeanTTFTms != nil {
+		ttft = fmt.Sprintf("%.1f", *r.MeanTTFTms)
+	}
+	s := started + "  " + wl + fmt.Sprintf(" %8s ms %8s %9s", ttft, hit, counts)
 	if selected {
 		s = st.Selected.Render(s)
 	}

@@ -37,7 +37,7 @@ func TestRecentRuns(t *testing.T) {
 	hit := 0.75
 	for i := range 7 {
 		writeRun(t, dir, config.LongDocQA, "", base.Add(time.Duration(i)*time.Minute), &record.Summary{
-			Results: stats.Results{SuccessfulRequests: 10 + i, FailedRequests: i % 2, MeanTTFTms: float64(100 + i)},
+			Results: stats.Results{SuccessfulRequests: 10 + i, FailedRequests: i % 2, MeanTTFTms: ptrTo(float64(100 + i))},
 			Cache:   stats.Cache{HitRatio: &hit},
 		})
 	}
@@ -60,7 +60,7 @@ func TestRecentRuns(t *testing.T) {
 		t.Errorf("second: %+v", r)
 	}
 	r := runs[2] // the 7th long-doc-qa run (i = 6)
-	if !r.Complete || r.OK != 16 || r.Failed != 0 || r.MeanTTFTms != 106 || r.HitRatio == nil || *r.HitRatio != 0.75 ||
+	if !r.Complete || r.OK != 16 || r.Failed != 0 || r.MeanTTFTms == nil || *r.MeanTTFTms != 106 || r.HitRatio == nil || *r.HitRatio != 0.75 ||
 		!r.Started.Equal(base.Add(6*time.Minute)) || r.Workload != config.LongDocQA {
 		t.Errorf("third: %+v", r)
 	}
@@ -68,3 +68,5 @@ func TestRecentRuns(t *testing.T) {
 		t.Errorf("missing dir: %v %v", runs, err)
 	}
 }
+
+func ptrTo(v float64) *float64 { return &v }

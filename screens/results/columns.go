@@ -25,7 +25,13 @@ type column struct {
 
 const startedLayout = "2006-01-02 15:04"
 
-func ms(v float64) string { return fmt.Sprintf("%.1f", v) }
+// ms is a TTFT figure, n/a when no request had a first token.
+func ms(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", *v)
+}
 
 func hit(r *runs.Run) string {
 	if r.HitRatio == nil {
@@ -105,9 +111,9 @@ var columns = []column{
 			return cmp.Or(cmp.Compare(a.FailedRequests, b.FailedRequests), cmp.Compare(a.TotalRequests, b.TotalRequests))
 		}},
 	{title: "TTFT ms", min: 8, right: true, priority: 4, value: func(r *runs.Run) string { return ms(r.MeanTTFTms) },
-		compare: func(a, b *runs.Run) int { return cmp.Compare(a.MeanTTFTms, b.MeanTTFTms) }},
+		compare: func(a, b *runs.Run) int { return nilLast(a.MeanTTFTms, b.MeanTTFTms) }},
 	{title: "p99 ms", min: 8, right: true, priority: 9, value: func(r *runs.Run) string { return ms(r.P99TTFTms) },
-		compare: func(a, b *runs.Run) int { return cmp.Compare(a.P99TTFTms, b.P99TTFTms) }},
+		compare: func(a, b *runs.Run) int { return nilLast(a.P99TTFTms, b.P99TTFTms) }},
 	{title: "Out tok/s", min: 10, right: true, priority: 6, value: func(r *runs.Run) string { return fmt.Sprintf("%.1f", r.OutputThroughput) },
 		compare: func(a, b *runs.Run) int { return cmp.Compare(a.OutputThroughput, b.OutputThroughput) }},
 	{title: "Hit %", min: 6, right: true, priority: 7, value: hit,
