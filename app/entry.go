@@ -18,10 +18,12 @@ import (
 
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/record"
+	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/home"
 	"github.com/kvbench/kvbench/screens/run"
+	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -153,4 +155,45 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// RunSweep shows the sweep screen while the sweep runs and returns its
+// exit code; leaving the screen stops the sweep (what ran is recorded,
+// exit 130).
+func RunSweep(ctx context.Context, o bsweep.Options, info sweepscreen.Info) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan sweepscreen.Event, 4096)
+	o.CellStarted = func(i int, v float64, r *bench.Runner) {
+		events <- sweepscreen.Event{Kind: sweepscreen.CellStarted, Index: i, Value: v, Runner: r}
+	}
+	o.Cell = func(i int, c bsweep.Cell) {
+		events <- sweepscreen.Event{Kind: sweepscreen.CellDone, Index: i, Cell: c}
+	}
+	type outcome struct {
+		f    *bsweep.File
+		dir  string
+		code int
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		f, dir, code, err := bsweep.Run(ctx, o)
+		events <- sweepscreen.Event{Kind: sweepscreen.Done, File: f, Dir: dir, Code: code, Err: err}
+		done <- outcome{f, dir, code, err}
+	}()
+	c := newCommon(ctx)
+	execute(ctx, newModel(c, sweepscreen.New(c, info, events)))
+	cancel()
+	// As headless mode does: the table on stdout, where the sweep is on
+	// stderr.
+	out := <-done
+	if out.f != nil && out.dir != "" {
+		bsweep.WriteTable(os.Stdout, out.f)
+		fmt.Fprintf(os.Stderr, "kvbench: sweep in %s\n", out.dir)
+	}
+	if out.err != nil {
+		fmt.Fprintf(os.Stderr, "kvbench: %v\n", out.err)
+	}
+	return out.code
 }

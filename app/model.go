@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/run"
+	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
 )
 
 // keyInterceptor is implemented by screens that handle a global key
@@ -169,6 +170,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.code, m.ranOnce = msg.Code, true
 		m.last = &msg
 		m.common.Logger.Info("run screen saw its run end", "run", msg.Session.Info().ID, "code", msg.Code)
+
+	case sweepscreen.DoneMsg:
+		m.code, m.ranOnce = msg.Code, true
 	}
 	return m, m.broadcast(msg)
 }

@@ -10,9 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kvbench/kvbench/app"
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/config"
+	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
 )
 
 func init() { extraCommands = append(extraCommands, NewSweepCommand) }
@@ -102,6 +104,12 @@ func runSweep(cmd *cobra.Command, configFile string, sf SweepFlags) error {
 	o, err := SweepOptions(cfg, sf)
 	if err != nil {
 		return &UsageError{Err: err}
+	}
+	if IsTTY() && !cfg.Bool("no_interactive") && !cfg.Bool("quiet") {
+		return exitCode(app.RunSweep(cmd.Context(), o, sweepscreen.Info{
+			Workload: cfg.Workload(), Dimension: o.Dimension, Values: o.Values, Search: o.Search,
+			MaxCells: o.MaxCells, SLO: cfg.String("slo") != "",
+		}))
 	}
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	quiet := cfg.Bool("quiet")
