@@ -37,6 +37,14 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// Cleanup removes the binary built for the package's tests, for a
+// TestMain that must do more after m.Run than Main allows.
+func Cleanup() {
+	if path != "" {
+		os.RemoveAll(filepath.Dir(path))
+	}
+}
+
 // Path builds kvbench (once) and returns the binary's path.
 func Path(t testing.TB) string {
 	t.Helper()
