@@ -153,6 +153,21 @@ func (d *doctor) prompt() string {
 	return b.String()
 }
 
+// halfPrompt shares exactly the first half of prompt() (the nonce and
+// the first half of the paragraphs) and then differs: a prefix cache can
+// serve that half and no more.
+func (d *doctor) halfPrompt() string {
+	p := d.prompt()
+	n := len(p) / 2
+	var b strings.Builder
+	b.WriteString(p[:n])
+	b.WriteString(" Second half replaced: ")
+	for b.Len() < len(p) {
+		b.WriteString("an unrelated sentence that no earlier request contained. ")
+	}
+	return b.String()
+}
+
 // generate sends the unique prompt twice and derives stream, usage,
 // cached_tokens, prefix_cache and reasoning from the two replies.
 func (d *doctor) generate(ctx context.Context) {
@@ -169,8 +184,11 @@ func (d *doctor) generate(ctx context.Context) {
 	warm := d.client.Do(ctx, &sender.Request{ID: "doctor-repeat", Messages: msg, MaxTokens: 8})
 	after := d.hitCounters(ctx)
 
+	half := d.client.Do(ctx, &sender.Request{ID: "doctor-half", Messages: []sender.Message{{Role: "user", Content: d.halfPrompt()}}, MaxTokens: 8})
+
 	d.usageCheck(cold)
 	d.cachedTokensCheck(cold, warm)
+	d.cachedTokensLies(cold, warm, half)
 	d.prefixCacheCheck(warm, before, after)
 	d.reasoningCheck(cold, warm)
 }
@@ -223,6 +241,39 @@ func (d *doctor) cachedTokensCheck(cold, warm sender.Result) {
 	default:
 		d.set(IDCachedTokens, Warn, "usage carries no prompt_tokens_details.cached_tokens, so receipts will be unverified (details_absent)",
 			hintDetailsNever.For(d.eng))
+	}
+}
+
+// cachedTokensLies warns about counts no prefix cache can produce, as
+// seen behind disaggregated prefill/decode and some gateways (vLLM
+// #47136 and #43370, SGLang #25972): 0 on an identical repeat, a count
+// equal to the whole prompt (the last prompt token is always computed),
+// or more than the shared half of a half-shared prompt (more than 3/4 of
+// its tokens: the half plus the chat template's start, with room for
+// tokenizer boundaries).
+func (d *doctor) cachedTokensLies(cold, warm, half sender.Result) {
+	var lies []string
+	if warm.Successful && warm.CachedTokens != nil && *warm.CachedTokens == 0 && cold.CachedTokens != nil {
+		lies = append(lies, "an identical repeat reported cached_tokens 0")
+	}
+	for _, r := range []sender.Result{cold, warm, half} {
+		if r.CachedTokens != nil && r.PromptTokens != nil && *r.PromptTokens > 0 && *r.CachedTokens == *r.PromptTokens {
+			lies = append(lies, fmt.Sprintf("%s reported all %d prompt tokens cached (a prefix cache always computes the last one)", r.RequestID, *r.PromptTokens))
+			break
+		}
+	}
+	if half.Successful && half.CachedTokens != nil && half.PromptTokens != nil && 4**half.CachedTokens > 3**half.PromptTokens {
+		lies = append(lies, fmt.Sprintf("a prompt sharing only its first half reported %d of %d tokens cached", *half.CachedTokens, *half.PromptTokens))
+	}
+	if len(lies) == 0 {
+		return
+	}
+	prev := d.checks[IDCachedTokens]
+	d.set(IDCachedTokens, Warn, "cached_tokens looks wrong: "+strings.Join(lies, "; ")+"; receipts from this engine cannot be trusted",
+		"the count is lost or rewritten on the way: behind disaggregated prefill/decode or a gateway, engines report 0, the whole prompt, or more than was cached "+
+			"(vLLM #47136, #43370; SGLang #25972); ask the engine directly, or compare with its Prometheus cache counters (--metrics-url); a 0 on a repeat may also mean prefix caching is off (see prefix_cache)")
+	if prev.Status == Fail {
+		d.checks[IDCachedTokens] = prev
 	}
 }
 

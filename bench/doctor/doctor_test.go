@@ -159,6 +159,7 @@ type fakeEngine struct {
 	wantKey     string // non-empty: 401 without this bearer key
 	noTokenIDs  bool   // /v1/completions refuses token-id prompts
 	template    int    // tokens of a chat template start cached even on a new prompt
+	lie         string // "whole": a repeat reports the whole prompt cached; "over": the half-shared prompt reports 79 of 80
 
 	mu      sync.Mutex
 	seen    map[string]bool
@@ -223,6 +224,12 @@ func (f *fakeEngine) generate(w http.ResponseWriter, r *http.Request) {
 	cached := f.template
 	if warm && !f.noCache {
 		cached = 64
+	}
+	switch {
+	case f.lie == "whole" && warm:
+		cached = 80
+	case f.lie == "over" && strings.Contains(key, "Second half replaced"):
+		cached = 79
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"text\":\"ok\"}]}\n\n")
@@ -436,5 +443,32 @@ func TestReportJSONKeys(t *testing.T) {
 		if got := testutil.ObjectKeys(t, c, ""); !reflect.DeepEqual(got, []string{"id", "status", "message", "hint"}) {
 			t.Errorf("check keys %v in %s", got, c)
 		}
+	}
+}
+
+// cached_tokens that no prefix cache can produce are warnings with a hint:
+// 0 on an identical repeat, the whole prompt, more than the shared half.
+func TestCachedTokensThatLie(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    *fakeEngine
+		want string
+	}{
+		{"zero on repeat", &fakeEngine{noCache: true}, "an identical repeat reported cached_tokens 0"},
+		{"whole prompt", &fakeEngine{lie: "whole"}, "all 80 prompt tokens cached"},
+		{"more than shared", &fakeEngine{lie: "over"}, "sharing only its first half reported 79 of 80"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := Run(context.Background(), Options{EngineURL: c.f.start(t), Timeout: 5 * time.Second})
+			ck := byID(r)[IDCachedTokens]
+			if ck.Status != Warn || !strings.Contains(ck.Message, c.want) || !strings.Contains(ck.Hint, "disaggregated") {
+				t.Errorf("cached_tokens = %+v, want a warning with %q", ck, c.want)
+			}
+		})
+	}
+	// An honest engine passes.
+	r := Run(context.Background(), Options{EngineURL: (&fakeEngine{}).start(t), Timeout: 5 * time.Second})
+	if ck := byID(r)[IDCachedTokens]; ck.Status != Pass {
+		t.Errorf("honest engine: %+v", ck)
 	}
 }
