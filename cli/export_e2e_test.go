@@ -12,6 +12,7 @@ import (
 )
 
 func TestExportConfigResolvesAndRunsNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "bench_config.json")
 	runs := filepath.Join(dir, "runs")
@@ -69,6 +70,7 @@ func TestExportConfigResolvesAndRunsNothing(t *testing.T) {
 }
 
 func TestBuiltinBudgetDefaultsToItsGPUTier(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	export := func(env []string, args ...string) map[string]any {
 		t.Helper()

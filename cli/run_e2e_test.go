@@ -126,6 +126,7 @@ func readSummary(t *testing.T, dir string) map[string]any {
 }
 
 func TestRunWritesTheFourFiles(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, nil)
 	out := t.TempDir()
 	res := testbin.Run(t, 60*time.Second, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
@@ -206,6 +207,7 @@ func contains(list []string, s string) bool {
 }
 
 func TestRunJSONFormatAndQuiet(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, nil)
 	res := testbin.Run(t, 60*time.Second, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
 		"--tokens-per-gb-kvcache", "1000", "--rp-num-requests", "2", "--rp-request-length", "20",
@@ -226,6 +228,7 @@ func TestRunJSONFormatAndQuiet(t *testing.T) {
 }
 
 func TestRunFailedRequestsExit1(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, func(e *engine) { e.status = 503 })
 	out := t.TempDir()
 	res := testbin.Run(t, 60*time.Second, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
@@ -251,6 +254,7 @@ func TestRunFailedRequestsExit1(t *testing.T) {
 // preflight: exit 3, one line naming the URL and the cause, nothing sent,
 // no run folder. --no-preflight sends the requests into failure instead.
 func TestRunPreflightExit3(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	dead := srv.URL
 	srv.Close()
@@ -305,6 +309,7 @@ func TestRunPreflightExit3(t *testing.T) {
 }
 
 func TestRunUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, nil)
 	ro := filepath.Join(t.TempDir(), "ro")
 	os.Mkdir(ro, 0o500)
@@ -350,6 +355,7 @@ func TestRunUsageErrorsExit2(t *testing.T) {
 }
 
 func TestRunOutputDirFileFailsBeforeSending(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, nil)
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
@@ -364,6 +370,7 @@ func TestRunOutputDirFileFailsBeforeSending(t *testing.T) {
 }
 
 func TestRunAPIKeyNeverStored(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-very-secret-123"
 	e := newEngine(t, nil)
 	out := t.TempDir()
@@ -395,6 +402,7 @@ func TestRunAPIKeyNeverStored(t *testing.T) {
 }
 
 func TestRun401SaysWhichFlag(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, func(e *engine) { e.status = 401 })
 	res := testbin.Run(t, 60*time.Second, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
 		"--tokens-per-gb-kvcache", "10", "--rp-num-requests", "1", "--rp-request-length", "20",
@@ -405,6 +413,7 @@ func TestRun401SaysWhichFlag(t *testing.T) {
 }
 
 func TestRunSIGINTExit130(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, func(e *engine) { e.hold = make(chan struct{}) })
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -485,6 +494,7 @@ func (l *lockedBuffer) String() string {
 }
 
 func TestRootWithoutTTYPrintsUsageExit2(t *testing.T) {
+	t.Parallel()
 	res := testbin.Run(t, 30*time.Second, []string{"KVBENCH_RUNS_DIR=" + t.TempDir()})
 	if res.Code != 2 {
 		t.Fatalf("exit %d, want 2", res.Code)

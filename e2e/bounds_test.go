@@ -14,6 +14,7 @@ import (
 // naming the flag (and its range, or the memory the plan needs), before
 // any run folder is created.
 func TestAbsurdValuesRefused(t *testing.T) {
+	t.Parallel()
 	testbin.Path(t) // build first: the timeouts below are for kvbench alone
 	cases := []struct {
 		args []string

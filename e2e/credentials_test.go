@@ -45,6 +45,7 @@ func authProxy(t *testing.T, user, pass string) (string, *atomic.Int64) {
 // doctor) and looks for it in every output and every file written. The
 // user-info must still reach the engine as Basic authentication.
 func TestURLPasswordNeverWritten(t *testing.T) {
+	t.Parallel()
 	testbin.Path(t) // build first: the timeouts below are for kvbench alone
 	const user, pass = "alice", "PLANTED-pw-8c1f"
 	base, passed := authProxy(t, user, pass)

@@ -13,6 +13,7 @@ import (
 // TestSimulatorFaultsAsRecorded runs the binary against a simulator with
 // each fault at rate 1 and checks the error code the record names.
 func TestSimulatorFaultsAsRecorded(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		configure func(*sim.Config)
@@ -67,6 +68,7 @@ func TestSimulatorFaultsAsRecorded(t *testing.T) {
 // TestLMCacheURLAgainstSimulator resolves tokens-per-GB from the
 // simulator's LMCache-shaped /status.
 func TestLMCacheURLAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, func(c *sim.Config) { c.TokensPerGB = 4096 })
 	r := kvbench(t, "--engine-url", url, "--lmcache-url", url, "--workload", "long-doc-qa",
 		"--kv-cache-volume", "1", "--ldqa-document-length", "1000", "--ldqa-query-per-document", "1")

@@ -37,6 +37,7 @@ func smallDisk(t *testing.T, size string) string {
 // a message naming what is missing (with -q too); requests.jsonl is valid
 // line by line; the summary, if it fits, counts what the record holds.
 func TestDiskFullMidRun(t *testing.T) {
+	t.Parallel()
 	testbin.Path(t) // build first: the timeouts below are for kvbench alone
 	disk := smallDisk(t, "300k")
 	url := simtest.Start(t, nil)
@@ -99,6 +100,7 @@ func TestDiskFullMidRun(t *testing.T) {
 // before anything is created (exit 2, naming the flag and the limit);
 // streams that fit run to the end with the summary and CSV written.
 func TestDescriptorLimit(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, nil)
 	bin := testbin.Path(t)
 	run := func(limit, streams string) (int, string, string) {

@@ -86,6 +86,7 @@ func readSummary(t *testing.T, dir string) summary {
 // line a second, and server_metrics agrees token for token with the
 // receipts and with the simulator's own counters.
 func TestRunMetricsURLAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	eng := simtest.Start(t, realSpeed)
 	out := t.TempDir()
 	res := testbin.Run(t, 120*time.Second, nil, "run", "--engine-url", eng, "--metrics-url", eng+"/metrics",
@@ -191,6 +192,7 @@ func TestRunMetricsURLAgainstSimulator(t *testing.T) {
 // A metrics endpoint that hangs or answers garbage is counted, never
 // fatal, and does not stretch the measured phase.
 func TestRunWithBrokenMetricsEndpoint(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, metricsURL string) (summary, []map[string]any, testbin.Result) {
 		eng := simtest.Start(t, realSpeed) // a fresh cache per run: the same cold work each time
 		out := t.TempDir()
