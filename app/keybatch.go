@@ -22,7 +22,12 @@ func splitKeys(msg tea.KeyMsg, typing bool) []tea.KeyMsg {
 
 // handleKeys hands the keys of one message to the screens one at a time;
 // a key that ends the program drops the rest.
+//
+// A key also clears the status line: what it said ("preparing…", "run
+// finished", an error) was about the state before the key, and a line
+// that stays after it stopped being true misleads.
 func (m *model) handleKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	m.status, m.statusErr = "", false
 	keys := splitKeys(msg, m.top().Typing())
 	if len(keys) == 1 {
 		return m.handleKey(keys[0])

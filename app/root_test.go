@@ -150,8 +150,10 @@ func TestProfileSaveLoadDelete(t *testing.T) {
 	for range config.Workloads {
 		tm.Send(screentest.Key("down"))
 	}
+	// A profile opens at its summary: one key from the start.
 	tm.Send(screentest.Key("enter"))
-	tr.waitFor(t, tm, "configure long-doc-qa")
+	tr.waitFor(t, tm, "configure long-doc-qa", "Summary", "4242", "[ Start ]")
+	tm.Send(screentest.Key("c")) // change: the form, values kept
 	for _, title := range editFocus(config.LongDocQA) {
 		tr.waitFor(t, tm, title)
 		tm.Send(screentest.Key("enter"))

@@ -36,8 +36,11 @@ func route(c *common.Common, i common.Intent) (s common.Screen, replace bool) {
 	case common.OpenReport:
 		return report.New(c, i.Runs), false
 	case common.OpenForm:
-		if i.Guided {
+		switch {
+		case i.Guided:
 			return form.NewGuided(c, i.Config), false
+		case i.Review || i.Start:
+			return form.NewReview(c, i.Config, i.Start), false
 		}
 		return form.New(c, i.Config), false
 	case common.OpenDoctor:

@@ -241,3 +241,19 @@ func TestSweepSizesSpanTheRange(t *testing.T) {
 		t.Errorf("sweep spans %s", got)
 	}
 }
+
+// The status line says what happened last; the next key clears it, so
+// it never stays after it stopped being true.
+func TestKeyClearsStatus(t *testing.T) {
+	c := testCommon("/runs", "/cfg")
+	m := newModel(c, &sizeRecorder{})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(common.StatusMsg{Text: "preparing the next run…"})
+	if !strings.Contains(m.render(), "preparing the next run") {
+		t.Fatal("status not shown")
+	}
+	m.Update(screentest.Key("j"))
+	if strings.Contains(m.render(), "preparing the next run") {
+		t.Error("the status stayed after a key")
+	}
+}

@@ -34,3 +34,7 @@ func StartBuiltin(model string, speed float64) (*sim.Running, error) {
 // BuiltinKVGB is the built-in engine's KV cache (its GPU tier) in GB: a
 // run against it sizes its workload to this unless a budget was given.
 func BuiltinKVGB() float64 { return sim.DefaultConfig().GPUKVGB }
+
+// BuiltinTokensPerGB is the built-in engine's tokens per GB of KV cache,
+// the figure a run against it reads from its /status.
+func BuiltinTokensPerGB() int { return sim.DefaultConfig().TokensPerGB }

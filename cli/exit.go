@@ -69,9 +69,17 @@ func oneLine(s string) string {
 
 // IsTTY reports whether stdin and stdout are both terminals (and CI is
 // not set), i.e. whether a full-screen program may start.
+//
+// A terminal that cannot draw a full screen (TERM=dumb, or no TERM at
+// all: an editor's shell buffer, some CI runners) counts as none, so
+// every command falls back to its headless output.
 func IsTTY() bool {
-	return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	return fullScreenTerm(os.Getenv("TERM")) &&
+		term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
 }
+
+// fullScreenTerm reports whether a TERM value can draw the full screen.
+func fullScreenTerm(t string) bool { return t != "" && t != "dumb" }
 
 // StderrTTY reports whether stderr is a terminal (progress cadence).
 func StderrTTY() bool { return term.IsTerminal(int(os.Stderr.Fd())) }

@@ -260,7 +260,9 @@ func figure(section, key, label, unit string, dir Direction, a, b *float64) Figu
 		f.Delta = f64((*b - *a) / math.Abs(*a))
 	}
 	switch {
-	case *a == *b:
+	case *a == *b || (f.Delta != nil && negligible(*f.Delta)):
+		// A change too small to show at the delta's precision is no
+		// verdict: "-0.0% better" would read as a contradiction.
 		f.Verdict = Same
 	case dir == Neutral:
 		f.Verdict = Differs
@@ -422,7 +424,7 @@ func FormatValue(v *float64, unit string) string {
 // when a side is undefined, "-" when A is 0.
 func FormatDelta(f Figure) string {
 	switch {
-	case f.Delta != nil && *f.Delta == 0:
+	case f.Delta != nil && negligible(*f.Delta):
 		return "0.0%"
 	case f.Delta != nil:
 		return fmt.Sprintf("%+.1f%%", *f.Delta*100)
@@ -433,6 +435,10 @@ func FormatDelta(f Figure) string {
 	}
 	return "n/a"
 }
+
+// negligible reports whether a relative delta shows as 0.0% (one
+// decimal of a percent): it is printed unsigned and judged the same.
+func negligible(d float64) bool { return math.Abs(d) < 0.0005 }
 
 // VerdictMark is a plain-text mark for a verdict, so better and worse
 // stay readable without colour.

@@ -28,6 +28,9 @@ type OpenCompare struct{ A, B string }
 type OpenForm struct {
 	Config *config.Config
 	Guided bool
+	// Review opens at the summary (a saved profile: every value is
+	// known, one key starts it); Start also starts the run at once.
+	Review, Start bool
 }
 
 // OpenDoctor checks an engine, URL prefilled (builtin when empty).

@@ -1,6 +1,7 @@
 package form
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,8 +37,16 @@ func format(f config.Field, c *config.Config) string {
 // check validates text as the CLI would: the same parse and range errors.
 func check(f config.Field) func(string) error {
 	return func(s string) error {
-		if strings.TrimSpace(s) == "" && f.Kind == config.String {
+		// Empty keeps the default the description shows.
+		if strings.TrimSpace(s) == "" {
 			return nil
+		}
+		if f.Key == "extra_body" {
+			// Checked as typed, as the command line would refuse it.
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
+				return fmt.Errorf("--extra-body must be a JSON object, e.g. {\"chat_template_kwargs\":{\"enable_thinking\":false}}")
+			}
 		}
 		v, err := config.Parse(f, s)
 		if err != nil {
@@ -66,7 +75,7 @@ func field(key string) config.Field {
 
 // describe is a field's help line: what it is, its range and default.
 func describe(f config.Field) string {
-	d := f.Help
+	d := plain(f.Help)
 	if r := f.Range(); r != "" && len(f.Choices) == 0 {
 		d += " · " + r
 	}
@@ -95,16 +104,23 @@ func defaultText(f config.Field) string {
 	return fmt.Sprint(f.Default)
 }
 
+// plain drops the backticks of help written for the command line's
+// markdown docs: on the form they would show as such.
+func plain(s string) string { return strings.ReplaceAll(s, "`", "") }
+
 // input builds the huh field of one setting, bound to the form's values.
 func (m *Model) input(key string) huh.Field {
 	f := field(key)
 	title := "--" + f.Flag
 	switch {
 	case f.Kind == config.Bool:
-		return huh.NewConfirm().Key(key).Title(title).Description(f.Help).
+		return huh.NewConfirm().Key(key).Title(title).Description(plain(f.Help)).
 			Affirmative("yes").Negative("no").Value(m.bools[key])
 	case len(f.Choices) > 0:
-		return huh.NewSelect[string]().Key(key).Title(title).Description(f.Help).Inline(true).
+		// An inline choice shows one option at a time: the description
+		// lists them all.
+		return huh.NewSelect[string]().Key(key).Title(title).
+			Description(plain(f.Help) + " · " + strings.Join(f.Choices, " | ") + " (←/→)").Inline(true).
 			Options(huh.NewOptions(f.Choices...)...).Value(m.vals[key])
 	}
 	return huh.NewInput().Key(key).Title(title).Description(describe(f)).

@@ -15,7 +15,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/huh"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/workload"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/run"
@@ -64,6 +67,7 @@ type Model struct {
 	action int
 
 	fileName, profileName string
+	startNow              bool
 
 	width, height int
 	keys          keys
@@ -129,7 +133,7 @@ func newModel(c *common.Common, cfg *config.Config, guided bool) *Model {
 		useLMCache:  base.String("lmcache_url") != "",
 		keys:        newKeys(c.KeyMap),
 		fileName:    "bench_config.json",
-		profileName: base.Workload(),
+		profileName: "",
 	}
 	if m.workload == "" {
 		m.workload = config.Workloads[0]
@@ -190,7 +194,7 @@ func (m *Model) build() {
 
 	// Engine.
 	urlInput := huh.NewInput().Key("engine_url").Title("--engine-url").
-		Description("engine base URL; `builtin` starts the simulated engine in-process (ctrl+e takes the suggestion)").
+		Description("engine base URL; builtin starts the simulated engine in-process (ctrl+e takes the suggestion)").
 		Suggestions([]string{"builtin", "http://localhost:8000"}).Placeholder("builtin or http://host:8000").
 		Value(&m.engineURL).Validate(checkEngineURL)
 	if m.guided {
@@ -392,7 +396,26 @@ func (m *Model) apply() (*config.Config, error) {
 	return c, nil
 }
 
-func (m *Model) Init() tea.Cmd { return m.form.Init() }
+// NewReview opens the form at its summary, every value taken from cfg
+// (a saved profile): one key starts it, c changes it. With start the
+// run is prepared at once ("run this profile now").
+func NewReview(c *common.Common, cfg *config.Config, start bool) *Model {
+	m := New(c, cfg)
+	m.toSummary()
+	m.startNow = start && m.cfgErr == nil
+	return m
+}
+
+func (m *Model) Init() tea.Cmd {
+	if m.stage == stageSummary {
+		if m.startNow {
+			m.startNow = false
+			return m.updateSummary(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'s'}})
+		}
+		return nil
+	}
+	return m.form.Init()
+}
 
 // ProfilesChangedMsg says a profile was saved, so lists can refresh.
 type ProfilesChangedMsg struct{}
@@ -532,8 +555,17 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		}
 		return m.openSub(choose == 1)
 	case 3:
+		// Back to the form; after a rejected value, at that value.
+		target := ""
+		if m.cfgErr != nil {
+			target = fieldOf(m.cfgErr.Error())
+		}
 		m.build()
-		return m.form.Init()
+		cmd := m.form.Init()
+		if target != "" {
+			m.seek(target)
+		}
+		return cmd
 	case 4:
 		// The doctor checks the engine this form names, before GPU
 		// hours are spent on a run it cannot report on.
@@ -543,6 +575,47 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		return common.Open(common.OpenDoctor{URL: m.cfg.String("engine_url")})
 	}
 	return nil
+}
+
+// fieldOf is the key of the first setting an error message names by its
+// flag ("--ldqa-document-length must be …"), "" when it names none.
+func fieldOf(msg string) string {
+	for _, w := range strings.FieldsFunc(msg, func(r rune) bool { return r == ' ' || r == ',' || r == ':' || r == '=' }) {
+		if !strings.HasPrefix(w, "--") {
+			continue
+		}
+		flag := strings.TrimPrefix(w, "--")
+		for _, f := range config.Fields {
+			if f.Flag == flag {
+				return f.Key
+			}
+		}
+	}
+	return ""
+}
+
+// seek moves the form's focus forward to the field key, through the
+// groups shown; when key is not on the way the form starts over at its
+// first field.
+func (m *Model) seek(key string) {
+	for range 500 {
+		f := m.form.GetFocusedField()
+		if f == nil || m.form.State != huh.StateNormal {
+			break
+		}
+		if f.GetKey() == key {
+			return
+		}
+		m.form.NextField()
+		if m.form.GetFocusedField() == f {
+			m.form.NextGroup()
+			if m.form.GetFocusedField() == f {
+				break
+			}
+		}
+	}
+	m.build()
+	m.form.Init()
 }
 
 func (m *Model) openSub(export bool) tea.Cmd {
@@ -716,7 +789,7 @@ func (m *Model) summaryView() string {
 	if c == nil {
 		c, _ = m.apply()
 	}
-	type kv struct{ k, v string }
+	type kv = [2]string
 	rows := []kv{
 		{"engine", orText(c.String("engine_url"), "—")},
 		{"model", orText(c.String("model"), "auto-detect")},
@@ -738,8 +811,15 @@ func (m *Model) summaryView() string {
 		case c.String("engine_url") == "builtin":
 			tpg = "from the built-in engine"
 		}
-		rows = append(rows, kv{"KV cache volume", format(field("kv_cache_volume"), c) + " GB"}, kv{"tokens per GB", tpg})
+		vol := format(field("kv_cache_volume"), c) + " GB"
+		if c.String("engine_url") == bench.BuiltinURL && !c.IsSet("kv_cache_volume") {
+			// What the run will record: the built-in engine's own cache.
+			vol = strconv.FormatFloat(bench.BuiltinKVGB(), 'f', -1, 64) + " GB (the built-in engine's cache)"
+		}
+		rows = append(rows, kv{"KV cache volume", vol}, kv{"tokens per GB", tpg})
 	}
+	// What the run will do, before it starts.
+	rows = append(rows, planRows(c)...)
 	for _, f := range config.WorkloadFields(c.Workload()) {
 		rows = append(rows, kv{"--" + f.Flag, orText(format(f, c), "—")})
 	}
@@ -759,11 +839,11 @@ func (m *Model) summaryView() string {
 	}
 	labelW := 0
 	for _, r := range rows {
-		labelW = max(labelW, len(r.k))
+		labelW = max(labelW, ansi.StringWidth(r[0]))
 	}
 	lines := make([]string, len(rows))
 	for i, r := range rows {
-		lines[i] = st.Muted.Render(fmt.Sprintf("%-*s", labelW, r.k)) + "  " + r.v
+		lines[i] = st.Muted.Render(fmt.Sprintf("%-*s", labelW, r[0])) + "  " + r[1]
 	}
 	// Two columns when the list is taller than the room left.
 	room := max(m.height-6, 4)
@@ -778,6 +858,64 @@ func (m *Model) summaryView() string {
 		head += "\n" + st.Error.Render("✗ "+m.cfgErr.Error())
 	}
 	return head + "\n\n" + body
+}
+
+// planRows say what the run will send: requests, prompt tokens, the KV
+// budget in tokens it sizes itself to and, where the workload's schedule
+// fixes it, how long it lasts. Estimates from the same sizing the
+// workloads use; a budget read from LMCache is only known at the start.
+func planRows(c *config.Config) [][2]string {
+	var rows [][2]string
+	tpg := c.Int("tokens_per_gb_kvcache")
+	vol := c.Float("kv_cache_volume")
+	if c.String("engine_url") == bench.BuiltinURL {
+		if tpg <= 0 {
+			tpg = bench.BuiltinTokensPerGB()
+		}
+		if !c.IsSet("kv_cache_volume") {
+			vol = bench.BuiltinKVGB()
+		}
+	}
+	needs := config.NeedsTokensPerGB(c.Workload())
+	if needs && tpg <= 0 {
+		return [][2]string{{"plan", "sized when the run starts (tokens per GB from LMCache)"}}
+	}
+	sized := c.Clone()
+	sized.Set("kv_cache_volume", vol)
+	if p, ok := workload.EstimatePlan(sized, tpg); ok {
+		rows = append(rows, [2]string{"requests", "≈ " + humanInt(p.Requests)},
+			[2]string{"prompt tokens", "≈ " + humanInt(p.Tokens)})
+	}
+	if needs {
+		rows = append(rows, [2]string{"KV budget", fmt.Sprintf("%s tokens (%g GB × %d tokens/GB)", humanInt(vol*float64(tpg)), vol, tpg)})
+	}
+	if d := fixedDuration(c); d != "" {
+		rows = append(rows, [2]string{"expected duration", d})
+	}
+	return rows
+}
+
+// fixedDuration is the length a workload's schedule fixes (its duration
+// setting), "" when the run lasts as long as its requests take.
+func fixedDuration(c *config.Config) string {
+	for _, f := range config.WorkloadFields(c.Workload()) {
+		if strings.HasSuffix(f.Key, "_duration") {
+			return format(f, c) + " s (--" + f.Flag + ")"
+		}
+	}
+	return ""
+}
+
+func humanInt(v float64) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.1f G", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.1f M", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.0f k", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 func orText(s, def string) string {

@@ -1,7 +1,10 @@
 package form
 
 import (
+	"strings"
 	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
@@ -104,5 +107,62 @@ func TestApply(t *testing.T) {
 	*m.vals["ldqa_query_per_document"] = "0"
 	if _, err := m.apply(); err == nil || err.Error() != "--ldqa-query-per-document must be in [1, 1000000] (got 0)" {
 		t.Errorf("range: %v", err)
+	}
+}
+
+// The fixes a first user ran into: --extra-body checked as typed, an
+// empty value keeps the default shown, no prefilled profile name, no
+// raw backticks, choices listed, the builtin engine's real budget.
+func TestFieldsAsAUserMeetsThem(t *testing.T) {
+	eb := check(field("extra_body"))
+	if err := eb(`{"chat_template_kwargs":{"enable_thinking":false}}`); err != nil {
+		t.Errorf("a JSON object refused: %v", err)
+	}
+	for _, bad := range []string{`{"a":`, `[1,2]`, `null`, `hello`} {
+		if err := eb(bad); err == nil || !strings.Contains(err.Error(), "--extra-body") {
+			t.Errorf("extra body %q: %v", bad, err)
+		}
+	}
+	if err := check(field("kv_cache_volume"))(""); err != nil {
+		t.Errorf("an empty KV volume is refused: %v", err)
+	}
+	cfg := config.Default()
+	cfg.SetString("workload", config.LongDocQA)
+	m := New(testCommon(), cfg)
+	*m.vals["kv_cache_volume"] = ""
+	if got, _ := m.apply(); got.Float("kv_cache_volume") != 100 || got.IsSet("kv_cache_volume") {
+		t.Errorf("an empty KV volume gave %v (set %v), want the default 100", got.Float("kv_cache_volume"), got.IsSet("kv_cache_volume"))
+	}
+	if m.profileName != "" {
+		t.Errorf("profile name prefilled with %q", m.profileName)
+	}
+	for _, f := range config.Fields {
+		if strings.Contains(describe(f), "`") {
+			t.Errorf("%s: backticks in %q", f.Key, describe(f))
+		}
+	}
+	m.toSummary()
+	if v := m.summaryView(); !strings.Contains(v, "8 GB (the built-in engine's cache)") || !strings.Contains(v, "requests") || !strings.Contains(v, "KV budget") {
+		t.Errorf("summary for builtin:\n%s", v)
+	}
+}
+
+// After "change settings" on a rejected value the form is at that value,
+// not at the first of twenty fields.
+func TestChangeResumesAtTheRejectedField(t *testing.T) {
+	cfg := config.Default()
+	cfg.SetString("workload", config.LongDocQA)
+	cfg.SetString("engine_url", "http://gpu-box:8000")
+	cfg.SetString("tokens_per_gb_kvcache", "6553")
+	m := New(testCommon(), cfg)
+	m.form.Init()
+	*m.vals["ldqa_query_per_document"] = "0"
+	m.toSummary()
+	if m.cfgErr == nil {
+		t.Fatal("a value out of range was accepted")
+	}
+	m.updateSummary(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'c'}})
+	if f := m.form.GetFocusedField(); f == nil || f.GetKey() != "ldqa_query_per_document" {
+		t.Errorf("focus on %v, want the rejected --ldqa-query-per-document", f.GetKey())
 	}
 }

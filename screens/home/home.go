@@ -51,6 +51,7 @@ type item struct {
 
 type keys struct {
 	Up, Down, Next, Enter, Results, Doctor, Delete, Refresh key.Binding
+	RunNow                                                  key.Binding
 }
 
 func newKeys(km *common.KeyMap) keys {
@@ -63,6 +64,7 @@ func newKeys(km *common.KeyMap) keys {
 		Doctor:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "doctor")),
 		Delete:  key.NewBinding(key.WithKeys("x", "delete"), key.WithHelp("x", "delete profile")),
 		Refresh: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "refresh")),
+		RunNow:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "run this profile now")),
 	}
 }
 
@@ -100,6 +102,8 @@ type profileMsg struct {
 	name string
 	cfg  *config.Config
 	err  error
+	// start runs the profile at once instead of showing its summary.
+	start bool
 }
 
 type deletedMsg struct {
@@ -178,7 +182,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			return m, common.Failure(msg.err)
 		}
-		return m, common.Open(common.OpenForm{Config: msg.cfg})
+		// A profile's values are all known: its summary, one key from
+		// the start (or the run itself with s).
+		return m, common.Open(common.OpenForm{Config: msg.cfg, Review: true, Start: msg.start})
 	case deletedMsg:
 		if msg.to != m.id {
 			return m, nil
@@ -229,8 +235,21 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 			}))
 	case key.Matches(k, m.keys.Refresh):
 		return Load(m.c)
+	case key.Matches(k, m.keys.RunNow):
+		if it := m.selected(); it.kind == itemProfile {
+			return m.loadProfile(it.index, true)
+		}
 	}
 	return nil
+}
+
+// loadProfile reads profile i; start runs it once read.
+func (m *Model) loadProfile(i int, start bool) tea.Cmd {
+	name, dir, id := m.profiles[i].Name, m.c.ConfigDir, m.id
+	return func() tea.Msg {
+		cfg, err := config.Profiles{Dir: dir}.Load(name)
+		return profileMsg{to: id, name: name, cfg: cfg, err: err, start: start}
+	}
 }
 
 func (m *Model) open(it item) tea.Cmd {
@@ -240,11 +259,7 @@ func (m *Model) open(it item) tea.Cmd {
 		cfg.SetString("workload", config.Workloads[it.index])
 		return common.Open(common.OpenForm{Config: cfg})
 	case itemProfile:
-		name, dir := m.profiles[it.index].Name, m.c.ConfigDir
-		return func() tea.Msg {
-			cfg, err := config.Profiles{Dir: dir}.Load(name)
-			return profileMsg{to: m.id, name: name, cfg: cfg, err: err}
-		}
+		return m.loadProfile(it.index, false)
 	case itemRun:
 		return common.Open(common.OpenRunDetail{Dir: m.runs[it.index].Dir})
 	}
@@ -265,7 +280,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	}
 	b := []key.Binding{m.keys.Up, m.keys.Down, enter, m.keys.Results, m.keys.Doctor}
 	if m.selected().kind == itemProfile {
-		b = append(b, m.keys.Delete)
+		b = append(b, m.keys.RunNow, m.keys.Delete)
 	}
 	return b
 }

@@ -53,6 +53,11 @@ const DefaultExportName = "bench_config.json"
 // exportCmd copies the run's config.json to path, atomically.
 func exportCmd(dir, path string) tea.Cmd {
 	return func() tea.Msg {
+		// The status names the file absolutely: the explorer's working
+		// directory is not on screen.
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
 		b, err := os.ReadFile(filepath.Join(dir, record.ConfigFile))
 		if errors.Is(err, os.ErrNotExist) {
 			return common.StatusMsg{Text: "this run has no " + record.ConfigFile, Err: true}
