@@ -44,6 +44,10 @@ to stdout.
   kvbench report RUN --format svg --chart ttft-cdf --output ttft.svg`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// --chart alone means one chart: SVG is the only format it has.
+			if chartName != "" && !cmd.Flags().Changed("format") {
+				format = "svg"
+			}
 			if err := visual.CheckFormat(format, chartName); err != nil {
 				return &UsageError{Err: err}
 			}
@@ -69,7 +73,7 @@ to stdout.
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "", "file to write (default: report.html in the run's folder, or report-A-vs-B.html here); - for stdout")
 	f.StringVar(&format, "format", "html", "html (the whole report) or svg (one chart, with --chart)")
-	f.StringVar(&chartName, "chart", "", "the chart of --format svg: "+chartList())
+	f.StringVar(&chartName, "chart", "", "write this one chart as SVG (implies --format svg): "+chartList())
 	cmd.ValidArgsFunction = runIDCompletion(0)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion([]cobra.Completion{"html", "svg"}))
 	_ = cmd.RegisterFlagCompletionFunc("chart", fixedCompletion(visual.Charts))

@@ -64,8 +64,9 @@ func TestReportWritesHTMLAndSVG(t *testing.T) {
 	if root != "svg" {
 		t.Errorf("root element %q", root)
 	}
-	// Default SVG path: <chart>.svg in the run's folder.
-	res = testbin.Run(t, 60*time.Second, nil, "report", a, "--format", "svg", "--chart", "ttft-time")
+	// Default SVG path: <chart>.svg in the run's folder; --chart implies
+	// --format svg.
+	res = testbin.Run(t, 60*time.Second, nil, "report", a, "--chart", "ttft-time")
 	if res.Code != 0 || strings.TrimSpace(res.Stdout) != filepath.Join(a, "ttft-time.svg") {
 		t.Errorf("svg default path: exit %d, %q %q", res.Code, res.Stdout, res.Stderr)
 	}
@@ -82,6 +83,8 @@ func TestReportUnknownRunChartFormatExit2(t *testing.T) {
 		{[]string{"report", a, "--format", "svg", "--chart", "pie"}, "pie"},
 		{[]string{"report", a, "--format", "pdf"}, "pdf"},
 		{[]string{"report", a, "--format", "svg", "--chart", "sweep-curve"}, "sweep-curve"},
+		{[]string{"report", a, "--chart", "pie"}, "pie"},
+		{[]string{"report", a, "--format", "html", "--chart", "ttft-cdf"}, "ttft-cdf"},
 	} {
 		res := testbin.Run(t, 60*time.Second, nil, tc.args...)
 		lines := strings.Split(strings.TrimSpace(res.Stderr), "\n")

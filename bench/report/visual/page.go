@@ -99,6 +99,9 @@ func (r *Report) expects(name string) bool {
 	switch name {
 	case ChartSweepCurve:
 		return len(r.Sweeps) > 0
+	case ChartTTFTCDF, ChartTTFTTime, ChartThroughputTime, ChartITLHist, ChartHitTime:
+		// Several sweeps are compared by their curves alone.
+		return len(r.chartRuns()) > 0 || len(r.Sweeps) == 0
 	case ChartTraceCached:
 		for _, x := range r.chartRuns() {
 			if x.Workload == "trace-replay" {

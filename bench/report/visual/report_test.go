@@ -312,6 +312,25 @@ func TestSweepReport(t *testing.T) {
 	}
 }
 
+func TestTwoSweepsOverlayTheirCurves(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSweep(t, dir, "before", []float64{1, 2, 4}, false)
+	b := writeSweep(t, dir, "after", []float64{1, 2, 4, 8}, false)
+	html := loadHTML(t, dir, a, b)
+	selfContained(t, html)
+	if got := charts(html); len(got) != 1 || got[0] != ChartSweepCurve {
+		t.Errorf("charts %v, want the overlaid sweep curve alone", got)
+	}
+	for _, want := range []string{">before TTFT p50<", ">after TTFT p99<", ">after good fraction<", "Cells of " + filepath.Base(a), "Cells of " + filepath.Base(b), "A (circle)", "B (triangle)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("sweep comparison lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "not drawn") {
+		t.Error("a sweep comparison explains charts it never draws")
+	}
+}
+
 func TestMergedAndIncompleteRuns(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir, fixture{name: "merged", n: 30, coldTTFT: 100, itlMs: 10, mergedFrom: []string{"shard-0", "shard-1"}})
