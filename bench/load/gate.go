@@ -85,9 +85,13 @@ func (g *Gate) Release(ctx context.Context) (t Ticket, ok bool) {
 		g.start = g.now()
 	}
 	start := g.start
+	if g.sched != nil {
+		// Concurrent callers (a workload sending from several goroutines
+		// without releasing first) take the schedule's times in turn.
+		t.Scheduled = start.Add(g.sched.Next())
+	}
 	g.mu.Unlock()
 	if g.sched != nil {
-		t.Scheduled = start.Add(g.sched.Next())
 		if !g.wait(ctx, t.Scheduled) {
 			return Ticket{}, false
 		}
