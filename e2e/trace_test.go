@@ -49,12 +49,12 @@ func traceInputs(t *testing.T, path string) map[string]float64 {
 func TestTraceReplayExactAgainstSimulator(t *testing.T) {
 	url := simtest.Start(t, func(c *sim.Config) { c.ZeroLatency = true; c.GPUKVGB = 1000; c.MaxModelLen = 200000 })
 	res := kvbench(t, "--engine-url", url, "--workload", "trace-replay", "--tr-file", mooncakeTrace,
-		"--tr-limit", "60", "--max-concurrency", "1", "--tokens-per-gb-kvcache", "10000", "--kv-cache-volume", "1000", "--format", "json")
+		"--tr-limit", "40", "--max-concurrency", "1", "--tokens-per-gb-kvcache", "10000", "--kv-cache-volume", "1000", "--format", "json")
 	if res.Code != 0 {
 		t.Fatalf("exit %d\n%s", res.Code, res.Stderr)
 	}
 	inputs := traceInputs(t, mooncakeTrace)
-	if len(res.Requests) != 60 {
+	if len(res.Requests) != 40 {
 		t.Fatalf("%d requests", len(res.Requests))
 	}
 	hits := 0
