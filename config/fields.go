@@ -278,7 +278,7 @@ var Fields = []Field{
 	wl(RandomPrefill, "num-requests", Int, 50, "requests, all sent at once").withMin(1, false).withMax(MaxCount, false),
 
 	wl(LongDocPermutator, "num-contexts", Int, 5, "context documents").withMin(1, false).withMax(1000, false),
-	wl(LongDocPermutator, "context-length", Int, 5000, "tokens per context").withMin(0, true).withMax(MaxTokens, false),
+	wl(LongDocPermutator, "context-length", Int, 5000, "words per context, as LMCache counts it (not tokens: a pool word such as boko42 is several tokens)").withMin(0, true).withMax(MaxTokens, false),
 	wl(LongDocPermutator, "system-prompt-length", Int, 1000, "shared system prompt tokens (0 = none)").withMin(0, false).withMax(MaxTokens, false),
 	wl(LongDocPermutator, "num-permutations", Int, 10, "distinct permutations (capped at N!)").withMin(1, false).withMax(MaxCount, false),
 	wl(LongDocPermutator, "num-inflight-requests", Int, 1, "most requests in flight").withMin(1, false).withMax(MaxStreams, false),
