@@ -1,7 +1,7 @@
 // Package config owns kvbench's settings: one table of fields drives the
-// command-line flags, the exported config JSON, the viper layering
-// (defaults < config.yaml < KVBENCH_* env < --config file < set flags),
-// validation and the TUI form.
+// command-line flags, the exported config JSON, the layering (defaults <
+// config.yaml, read with viper < KVBENCH_* env < --config file < set
+// flags), validation and the TUI form.
 package config
 
 import (

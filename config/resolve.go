@@ -53,10 +53,9 @@ func EnvName(key string) string { return "KVBENCH_" + strings.ToUpper(key) }
 // --config JSON < the flags the user actually set on fs.
 func Resolve(fs *pflag.FlagSet, l Layers) (*Config, error) {
 	c := Default()
+	// viper reads config.yaml and nothing else; the layering is ours
+	// (docs/cli.md "Resolution order" says why).
 	v := viper.New()
-	for _, f := range Fields {
-		v.SetDefault(f.Key, jsonValue(f.Default))
-	}
 	file := l.File
 	if file == "" {
 		if p := filepath.Join(Dir(), "config.yaml"); fileExists(p) {

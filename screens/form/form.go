@@ -510,19 +510,27 @@ func (m *Model) toSummary() {
 
 type action struct{ label, key string }
 
+// The summary's actions, in the order they are drawn; actNone is no
+// choice. A summary with an error puts the cursor on actChange.
+const (
+	actNone = iota - 1
+	actStart
+	actExport
+	actProfile
+	actChange
+	actDoctor
+)
+
 var actions = []action{
-	{"Start", "s"}, {"Export config", "e"}, {"Save as profile", "p"}, {"Change settings", "c"}, {"Check engine", "d"},
+	actStart: {"Start", "s"}, actExport: {"Export config", "e"}, actProfile: {"Save as profile", "p"},
+	actChange: {"Change settings", "c"}, actDoctor: {"Check engine", "d"},
 }
 
-// actChange is the index of "Change settings", where a summary with an
-// error puts the cursor.
-const actChange = 3
-
 func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
-	choose := -1
+	choose := actNone
 	switch {
 	case key.Matches(k, m.keys.Back):
-		choose = 3
+		choose = actChange
 	case key.Matches(k, m.keys.Left):
 		m.action = (m.action + len(actions) - 1) % len(actions)
 	case key.Matches(k, m.keys.Right):
@@ -530,18 +538,18 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Choose):
 		choose = m.action
 	case key.Matches(k, m.keys.Start):
-		choose = 0
+		choose = actStart
 	case key.Matches(k, m.keys.Export):
-		choose = 1
+		choose = actExport
 	case key.Matches(k, m.keys.Profile):
-		choose = 2
+		choose = actProfile
 	case key.Matches(k, m.keys.Edit):
-		choose = 3
+		choose = actChange
 	case key.Matches(k, m.keys.Doctor):
-		choose = 4
+		choose = actDoctor
 	}
 	switch choose {
-	case 0:
+	case actStart:
 		if m.cfgErr != nil {
 			m.notice, m.failed = "cannot start: "+m.cfgErr.Error(), true
 			return nil
@@ -549,12 +557,12 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		m.stage = stagePreparing
 		m.notice, m.failed = "", false
 		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), run.Prepare(m.c, m.id, m.cfg.Clone()))
-	case 1, 2:
+	case actExport, actProfile:
 		if m.cfg == nil || m.cfg.Workload() == "" {
 			return nil
 		}
-		return m.openSub(choose == 1)
-	case 3:
+		return m.openSub(choose == actExport)
+	case actChange:
 		// Back to the form; after a rejected value, at that value.
 		target := ""
 		if m.cfgErr != nil {
@@ -566,7 +574,7 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 			m.seek(target)
 		}
 		return cmd
-	case 4:
+	case actDoctor:
 		// The doctor checks the engine this form names, before GPU
 		// hours are spent on a run it cannot report on.
 		if m.cfg == nil {
@@ -748,7 +756,7 @@ func (m *Model) actionsView() string {
 			label = "[ " + a.label + " ]"
 			style = st.Selected
 		}
-		if i == 0 && m.cfgErr != nil {
+		if i == actStart && m.cfgErr != nil {
 			style = style.Strikethrough(true)
 		}
 		b = append(b, style.Render(label))
