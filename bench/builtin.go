@@ -16,7 +16,13 @@ const BuiltinURL = "builtin"
 // It is the only place the built-in engine is started: `kvbench run`, the
 // form's runs, `kvbench doctor` and the doctor screen all come here.
 func StartBuiltin(model string, speed float64) (*sim.Running, error) {
+	return startBuiltin(model, speed, 0)
+}
+
+// startBuiltin is StartBuiltin with a CPU tier of cpuGB (0: none).
+func startBuiltin(model string, speed, cpuGB float64) (*sim.Running, error) {
 	sc := sim.DefaultConfig()
+	sc.CPUKVGB = cpuGB
 	sc.Listen = "127.0.0.1:0"
 	if speed > 0 {
 		sc.Speed = speed

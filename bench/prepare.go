@@ -41,7 +41,11 @@ type Prepared struct {
 	// output directory (a sweep's cells); else the usual dated name.
 	RunFolder string
 
-	log     *slog.Logger // the debug log (--log-file); discards when none
+	log *slog.Logger // the debug log (--log-file); discards when none
+	// L1GB is the LMCache server's first tier in GB, read from its /status
+	// for kv-tier-pressure (0 when unknown).
+	L1GB float64
+
 	apiKey  string
 	user    *url.Userinfo // from the engine URL: Basic auth (see docs/cli.md)
 	builtin *sim.Running
@@ -128,7 +132,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	raw := cfg.String("engine_url")
 	p.user = cfg.UserInfo("engine_url")
 	if raw == BuiltinURL {
-		run, err := StartBuiltin(cfg.String("model"), cfg.Float("builtin_speed"))
+		run, err := startBuiltin(cfg.String("model"), cfg.Float("builtin_speed"), builtinCPUGB(cfg))
 		if err != nil {
 			return nil, err
 		}
@@ -193,6 +197,21 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		}
 	}
 	p.TokensPerGB = tpg
+
+	if cfg.Workload() == config.KVTierPressure && cfg.Int("ktp_pool_size") == 0 {
+		statusURL := cfg.ConnURL("lmcache_url")
+		if statusURL == "" && p.builtin != nil {
+			statusURL = p.builtin.URL()
+		}
+		if statusURL != "" {
+			gb, err := LMCacheL1GB(ctx, statusURL)
+			if err != nil {
+				p.Close()
+				return nil, &UsageError{Err: err}
+			}
+			p.L1GB = gb
+		}
+	}
 	p.log.Info("prepared", "engine", p.DisplayURL(), "builtin", p.builtin != nil, "model", p.RequestModel(),
 		"workload", cfg.Workload(), "tokens_per_gb", tpg, "preflight_error", errText(p.PreflightErr), "model_error", errText(p.ModelErr))
 	return p, nil
@@ -205,12 +224,34 @@ func errText(err error) string {
 	return err.Error()
 }
 
+// builtinKVTierCPUGB is the CPU tier the built-in engine gets for
+// kv-tier-pressure, which needs a second tier to exercise.
+const builtinKVTierCPUGB = 4
+
+// builtinCPUGB is the CPU tier the built-in engine starts with for cfg.
+func builtinCPUGB(cfg *config.Config) float64 {
+	if cfg.Workload() == config.KVTierPressure {
+		return builtinKVTierCPUGB
+	}
+	return 0
+}
+
 // TokensPerGB reads LMCache's GET {url}/status and computes tokens per GB
 // for model: 1073741824 / (cache_size_per_token * world_size).
 //
 // A user-info part of lmcacheURL is sent as Basic authentication and
 // appears in no message.
 func TokensPerGB(ctx context.Context, lmcacheURL, model string) (int, error) {
+	url, body, err := lmcacheStatus(ctx, lmcacheURL)
+	if err != nil {
+		return 0, err
+	}
+	return tokensPerGBFromStatus(url, body, model)
+}
+
+// lmcacheStatus fetches LMCache's GET {url}/status (10 s), returning the
+// credential-free URL it asked and the body.
+func lmcacheStatus(ctx context.Context, lmcacheURL string) (string, []byte, error) {
 	lmcacheURL, user := secret.SplitURL(lmcacheURL)
 	base := strings.TrimRight(lmcacheURL, "/")
 	if !strings.Contains(base, "://") {
@@ -221,7 +262,7 @@ func TokensPerGB(ctx context.Context, lmcacheURL, model string) (int, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, fmt.Errorf("--lmcache-url %s: %v", lmcacheURL, err)
+		return url, nil, fmt.Errorf("--lmcache-url %s: %v", lmcacheURL, err)
 	}
 	if user != nil {
 		pass, _ := user.Password()
@@ -229,17 +270,52 @@ func TokensPerGB(ctx context.Context, lmcacheURL, model string) (int, error) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("--lmcache-url: GET %s failed: %v", url, errs.Root(err))
+		return url, nil, fmt.Errorf("--lmcache-url: GET %s failed: %v", url, errs.Root(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return 0, fmt.Errorf("--lmcache-url: GET %s: %v", url, err)
+		return url, nil, fmt.Errorf("--lmcache-url: GET %s: %v", url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("--lmcache-url: GET %s answered HTTP %d", url, resp.StatusCode)
+		return url, nil, fmt.Errorf("--lmcache-url: GET %s answered HTTP %d", url, resp.StatusCode)
 	}
-	return tokensPerGBFromStatus(url, body, model)
+	return url, body, nil
+}
+
+// LMCacheL1GB reads the LMCache server's first-tier capacity from GET
+// {url}/status: storage_manager.l1_manager.memory_total_bytes, else
+// storage_manager.memory_total_bytes, in GB of 2^30 bytes.
+func LMCacheL1GB(ctx context.Context, lmcacheURL string) (float64, error) {
+	url, body, err := lmcacheStatus(ctx, lmcacheURL)
+	if err != nil {
+		return 0, err
+	}
+	var st struct {
+		SM struct {
+			Total *json.Number `json:"memory_total_bytes"`
+			L1    struct {
+				Total *json.Number `json:"memory_total_bytes"`
+			} `json:"l1_manager"`
+		} `json:"storage_manager"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	if err := dec.Decode(&st); err != nil {
+		return 0, fmt.Errorf("--lmcache-url: %s is not LMCache status JSON: %v", url, err)
+	}
+	n := st.SM.L1.Total
+	if n == nil {
+		n = st.SM.Total
+	}
+	if n == nil {
+		return 0, nil
+	}
+	bytes, err := n.Float64()
+	if err != nil || bytes < 0 {
+		return 0, fmt.Errorf("--lmcache-url: %s: storage_manager memory_total_bytes %q is not a byte count", url, n.String())
+	}
+	return bytes / (1 << 30), nil
 }
 
 type statusEntry struct {

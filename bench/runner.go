@@ -183,6 +183,9 @@ func New(p *Prepared) (*Runner, error) {
 		Endpoint:    sender.Endpoint(p.Config.String("endpoint")),
 		Shard:       p.Config.Shard(),
 		Engine:      &workload.Engine{BaseURL: p.EngineURL, APIKey: p.apiKey, Model: p.RequestModel()},
+		L1GB:        p.L1GB,
+		Lookups:     p.lmcacheLookups(),
+		Tokenize:    p.Tokenize,
 	})
 	var unavailable *workload.UnavailableError
 	if errors.As(err, &unavailable) {
@@ -651,6 +654,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 		Phase:   r.setPhase,
 		Logf:    func(f string, a ...any) { r.logf(false, f, a...) },
 		Now:     r.now,
+		RunDir:  r.rec.Dir(),
 	}
 	wctx, stopDispatch := context.WithCancel(ctx)
 	defer stopDispatch()

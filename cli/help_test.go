@@ -173,7 +173,7 @@ func TestNearestFlags(t *testing.T) {
 		"engine-ulr":        {"engine-url"},
 		"document-length":   {"ldqa-document-length"},
 		"ldqa-doc":          {"ldqa-document-length"},
-		"max-output-length": {"ldp-max-output-length", "ldqa-max-output-length"},
+		"max-output-length": {"ktp-max-output-length", "ldp-max-output-length", "ldqa-max-output-length"},
 		"builtin-sped":      nil, // hidden
 		"zzzzzzzz":          nil,
 		"x":                 nil,

@@ -41,6 +41,9 @@ func cloneValue(v any) any {
 	if l, ok := v.([]int); ok {
 		return append([]int(nil), l...)
 	}
+	if l, ok := v.([]string); ok {
+		return append([]string{}, l...)
+	}
 	return v
 }
 
@@ -87,6 +90,11 @@ func (c *Config) Duration(key string) time.Duration { return c.get(key).(time.Du
 
 // IntList returns an IntList field's value.
 func (c *Config) IntList(key string) []int { return append([]int(nil), c.get(key).([]int)...) }
+
+// StringList returns a StringList field's value.
+func (c *Config) StringList(key string) []string {
+	return append([]string{}, c.get(key).([]string)...)
+}
 
 // IsSet reports whether the user gave key a value (a flag, an
 // environment variable, a config file or the form) rather than leaving the
@@ -179,6 +187,14 @@ func Parse(f Field, s string) (any, error) {
 			return nil, bad()
 		}
 		return out, nil
+	case StringList:
+		out := []string{}
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out, nil
 	}
 	return s, nil
 }
@@ -195,6 +211,8 @@ func kindName(k Kind) string {
 		return "a duration such as 30s or 10m"
 	case IntList:
 		return "comma-separated integers"
+	case StringList:
+		return "a list of strings"
 	}
 	return "text"
 }
@@ -268,6 +286,25 @@ func coerce(f Field, v any) (any, error) {
 				return nil, wrong()
 			}
 			return time.Duration(x * float64(time.Second)), nil
+		}
+	case StringList:
+		switch t := v.(type) {
+		case []string:
+			return append([]string{}, t...), nil
+		case string:
+			return Parse(f, t)
+		case nil:
+			return []string{}, nil
+		case []any:
+			out := make([]string, 0, len(t))
+			for _, e := range t {
+				s, ok := e.(string)
+				if !ok {
+					return nil, wrong()
+				}
+				out = append(out, s)
+			}
+			return out, nil
 		}
 	case IntList:
 		switch t := v.(type) {
@@ -464,6 +501,14 @@ func (o Ordered) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// WarmupPolicy is `run`, or `skip` with --no-warmup.
+func (c *Config) WarmupPolicy() string {
+	if c.Bool("no_warmup") {
+		return "skip"
+	}
+	return "run"
+}
+
 // SummaryConfig is the `config` block of bench_summary.json: LMCache's
 // config fields in its order, then the workload's keys. engineURL is the
 // normalised URL actually used.
@@ -481,6 +526,7 @@ func (c *Config) SummaryConfig(engineURL, outputDir string) Ordered {
 		{"export_json", true},
 		{"quiet", c.Bool("quiet")},
 		{"ignore_eos", c.Bool("ignore_eos")},
+		{"warmup_policy", c.WarmupPolicy()},
 	}
 	for _, f := range WorkloadFields(c.Workload()) {
 		o = append(o, Pair{f.Key, jsonValue(c.values[f.Key])})
@@ -528,6 +574,18 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--extra-body: %v", err)
 		}
 	}
+	if w == KVTierPressure {
+		if pool := c.Int("ktp_pool_size"); pool > 0 && c.Int("ktp_docs_per_request") > pool {
+			return fmt.Errorf("--ktp-docs-per-request must be <= --ktp-pool-size %d (got %d)", pool, c.Int("ktp_docs_per_request"))
+		}
+	}
+	if w == RAGQAQuality {
+		for _, kv := range c.StringList("rag_template_kwargs") {
+			if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
+				return fmt.Errorf("--rag-template-kwargs must be KEY=VALUE (got %q)", kv)
+			}
+		}
+	}
 	if s := c.String("ce_reference_extra_body"); w == ConcurrentExactness && s != "" {
 		if _, err := ParseObject(s); err != nil {
 			return fmt.Errorf("--ce-reference-extra-body: %v", err)
@@ -562,6 +620,9 @@ func (c *Config) Missing() []string {
 	}
 	if c.Workload() == TraceReplay && c.String("tr_file") == "" {
 		out = append(out, "--tr-file")
+	}
+	if c.Workload() == RAGQAQuality && c.String("rag_dataset") == "" {
+		out = append(out, "--rag-dataset")
 	}
 	return out
 }

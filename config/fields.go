@@ -21,6 +21,9 @@ const (
 	Bool
 	Duration
 	IntList
+	// StringList is a repeatable flag (--rag-template-kwargs a=1 --rag-template-kwargs b=2),
+	// a JSON array of strings, or comma-separated text in the environment.
+	StringList
 )
 
 // Workload names.
@@ -33,12 +36,15 @@ const (
 	CacheProbe          = "cache-probe"
 	ConcurrentExactness = "concurrent-exactness"
 	TraceReplay         = "trace-replay"
+	KVTierPressure      = "kv-tier-pressure"
+	RAGQAQuality        = "rag-qa-quality"
 )
 
 // Workloads lists every workload in the order users see them.
 var Workloads = []string{
 	LongDocQA, MultiRoundChat, RandomPrefill, LongDocPermutator,
 	PrefixSuffixTuner, CacheProbe, ConcurrentExactness, TraceReplay,
+	KVTierPressure, RAGQAQuality,
 }
 
 // WorkloadInfo describes a workload in one line, for help and the TUI.
@@ -51,20 +57,22 @@ var WorkloadInfo = map[string]string{
 	CacheProbe:          "first, repeated and concurrent identical requests: proof of cold and reused prefixes",
 	ConcurrentExactness: "distinct prompts on concurrent streams: are the answers the same as alone?",
 	TraceReplay:         "a production trace (Mooncake, Bailian) replayed with exact prefix sharing: expected vs observed hits",
+	KVTierPressure:      "a document pool larger than the first tier: does the second tier serve hits?",
+	RAGQAQuality:        "passages prefilled alone, then stitched into questions: does reuse change the answers?",
 }
 
 // Prefix is each workload's flag prefix.
 var Prefix = map[string]string{
 	LongDocQA: "ldqa", MultiRoundChat: "mrc", RandomPrefill: "rp",
 	LongDocPermutator: "ldp", PrefixSuffixTuner: "psf", CacheProbe: "cp",
-	ConcurrentExactness: "ce", TraceReplay: "tr",
+	ConcurrentExactness: "ce", TraceReplay: "tr", KVTierPressure: "ktp", RAGQAQuality: "rag",
 }
 
 // NeedsTokensPerGB reports whether a workload sizes itself from the KV
 // budget, i.e. the five LMCache workloads.
 func NeedsTokensPerGB(workload string) bool {
 	switch workload {
-	case CacheProbe, ConcurrentExactness, TraceReplay:
+	case CacheProbe, ConcurrentExactness, TraceReplay, RAGQAQuality:
 		return false
 	}
 	return true
@@ -78,7 +86,7 @@ type Field struct {
 	Workload string // "" for general settings
 	Group    string // help group: "general", "engine", "output", or the workload
 	Kind     Kind
-	Default  any // int, float64, string, bool, time.Duration or []int
+	Default  any // int, float64, string, bool, time.Duration, []int or []string
 	Help     string
 	Choices  []string
 	// Exported fields are part of the replayable config JSON.
@@ -222,6 +230,7 @@ var Fields = []Field{
 	exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false).withMax(MaxTokensPerGB, false)),
 	exported(general("seed", "seed", Int, 42, "seed of every random choice").withMin(-MaxSeed, false).withMax(MaxSeed, false)),
 	exported(general("ignore_eos", "ignore-eos", Bool, false, "send ignore_eos so decoding runs to max_tokens")),
+	exported(general("no_warmup", "no-warmup", Bool, false, "skip every workload's warmup phase (the measured phase still starts with clean stats)")),
 	group("engine", general("api_key_env", "api-key-env", String, "", "environment variable holding the bearer key (no key is read otherwise)")),
 	group("engine", Field{Key: "endpoint", Flag: "endpoint", Kind: String, Default: "chat", Choices: []string{"chat", "completions"}, Help: "chat: /v1/chat/completions; completions: /v1/completions"}),
 	group("engine", general("extra_body", "extra-body", String, "", "JSON object merged into every request body")),
@@ -315,6 +324,23 @@ var Fields = []Field{
 	choice(wl(TraceReplay, "output", String, "trace", "trace: max_tokens = output_length with ignore_eos; free: without ignore_eos"), "trace", "free"),
 	choice(wl(TraceReplay, "prompt-mode", String, "auto", "tokens: token-id prompts; text: one-token words; auto: tokens when the engine takes them"), "auto", "tokens", "text"),
 	wl(TraceReplay, "engine-block-size", Int, 16, "the engine's KV block size: expectations are multiples of it").withMin(1, false).withMax(MaxTokens, false),
+
+	wl(KVTierPressure, "pool-size", Int, 0, "documents in the pool (0 = derive from the LMCache server's L1 capacity x the overflow factor)").withMin(0, false).withMax(MaxCount, false),
+	wl(KVTierPressure, "overflow-factor", Float, 2.0, "pool size as a multiple of the first tier, when derived").withMin(0, true).withMax(1000, false),
+	wl(KVTierPressure, "docs-per-request", Int, 16, "documents each request carries (<= pool size)").withMin(1, false).withMax(MaxCount, false),
+	wl(KVTierPressure, "context-length", Int, 2560, "exact tokens per document").withMin(0, true).withMax(MaxTokens, false),
+	wl(KVTierPressure, "system-prompt-length", Int, 256, "system prompt tokens (0 = no system message)").withMin(0, false).withMax(MaxTokens, false),
+	wl(KVTierPressure, "num-requests", Int, 200, "measured requests").withMin(1, false).withMax(MaxCount, false),
+	wl(KVTierPressure, "access-skew", Float, 0.0, "document popularity skew s: weight 1/(i+1)^s (0 = uniform)").withMin(0, false).withMax(100, false),
+	wl(KVTierPressure, "num-inflight-requests", Int, 8, "most requests in flight").withMin(1, false).withMax(MaxStreams, false),
+	wl(KVTierPressure, "max-output-length", Int, 1, "max_tokens of each request").withMin(1, false).withMax(MaxTokens, false),
+
+	wl(RAGQAQuality, "dataset", String, "", "musique, hotpotqa, or a local .jsonl, .json or .parquet `FILE`"),
+	wl(RAGQAQuality, "num-samples", Int, 50, "samples: the first usable records in file order").withMin(1, false).withMax(MaxCount, false),
+	wl(RAGQAQuality, "max-output-length", Int, 1024, "max_tokens of each answer").withMin(1, false).withMax(MaxTokens, false),
+	wl(RAGQAQuality, "doc-align-tokens", Int, 256, "passages and the instruction are padded to multiples of this many tokens").withMin(1, false).withMax(MaxTokens, false),
+	wl(RAGQAQuality, "template-kwargs", StringList, []string{}, "`KEY=VALUE` sent in chat_template_kwargs (repeatable; true/false and integers are typed)"),
+	wl(RAGQAQuality, "output", String, "", "quality report `FILE` (default: rag_qa_quality.json in the run folder)"),
 }
 
 // Upper bounds of the numeric settings: far beyond any real engine, low

@@ -28,6 +28,8 @@ func RegisterFlags(fs *pflag.FlagSet) {
 			fs.DurationP(f.Flag, f.Short, f.Default.(time.Duration), f.Help)
 		case IntList:
 			fs.IntSliceP(f.Flag, f.Short, f.Default.([]int), f.Help)
+		case StringList:
+			fs.StringArrayP(f.Flag, f.Short, f.Default.([]string), f.Help)
 		}
 		if f.Hidden {
 			fs.MarkHidden(f.Flag)
@@ -116,6 +118,8 @@ func Resolve(fs *pflag.FlagSet, l Layers) (*Config, error) {
 			switch f.Kind {
 			case IntList:
 				val, err = fs.GetIntSlice(f.Flag)
+			case StringList:
+				val, err = fs.GetStringArray(f.Flag)
 			default:
 				val, err = Parse(f, fl.Value.String())
 			}

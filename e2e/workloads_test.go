@@ -104,17 +104,25 @@ func TestPrefixSuffixTunerThrashesTheGPUTier(t *testing.T) {
 	common := []string{"--engine-url", url, "--workload", "prefix-suffix-tuner",
 		"--tokens-per-gb-kvcache", "10000", "--psf-context-length", "1000", "--psf-prefix-ratio", "0.8"}
 
-	// Over: int(2 x 1.05 x 10000 / 800) = 26 prefixes.
+	// Over: int(2 x 1.05 x 10000 / 1000) = 21 contexts, 21000 tokens in a
+	// 20000-token tier.
 	over := kvbench(t, append(common, "--psf-thrash", "2")...)
 	if over.Code != 0 {
 		t.Fatalf("exit %d\n%s", over.Code, over.Stderr)
 	}
-	if n := num(t, over.workload(t), "num_prefixes"); n != 26 {
-		t.Fatalf("num_prefixes %v, want 26", n)
+	if n := num(t, over.workload(t), "num_prefixes"); n != 21 {
+		t.Fatalf("num_prefixes %v, want 21", n)
+	}
+	if n := num(t, over.workload(t), "pool_tokens"); n != 21000 {
+		t.Fatalf("pool_tokens %v, want 21000", n)
 	}
 	pass1, pass2 := over.byPhase("warmup"), over.byPhase("measured")
-	if len(pass1) != 26 || len(pass2) != 26 || pass1["pass1_p0"] == nil || pass2["pass2_p25"] == nil {
-		t.Fatalf("pass 1 has %d, pass 2 %d requests", len(pass1), len(pass2))
+	// The engine warmup, then pass 1.
+	if len(pass1) != 22 || len(pass2) != 21 || pass1["engine_warmup"] == nil || pass1["pass1_p0"] == nil || pass2["pass2_p20"] == nil {
+		t.Fatalf("warmup has %d, pass 2 %d requests", len(pass1), len(pass2))
+	}
+	if !strings.Contains(over.Stderr+over.Stdout, "settle") {
+		t.Errorf("the settle pause between the passes is not logged:\n%s", over.Stderr)
 	}
 	for id, q := range pass2 {
 		if q["cache_state"] != "cold" {
@@ -122,15 +130,15 @@ func TestPrefixSuffixTunerThrashesTheGPUTier(t *testing.T) {
 		}
 	}
 
-	// Under: int(0.5 x 1.05 x 10000 / 800) = 6 prefixes, about 6000 tokens
-	// in a 20000-token tier.
+	// Under: int(0.5 x 1.05 x 10000 / 1000) = 5 contexts, about 5000
+	// tokens in a 20000-token tier.
 	under := kvbench(t, append(common, "--psf-thrash", "0.5")...)
 	if under.Code != 0 {
 		t.Fatalf("exit %d\n%s", under.Code, under.Stderr)
 	}
 	pass2 = under.byPhase("measured")
-	if len(pass2) != 6 {
-		t.Fatalf("pass 2 has %d requests, want 6", len(pass2))
+	if len(pass2) != 5 {
+		t.Fatalf("pass 2 has %d requests, want 5", len(pass2))
 	}
 	for id, q := range pass2 {
 		if q["cache_state"] != "reused" || num(t, q, "cached_tokens") < 800-16 {

@@ -70,6 +70,7 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 	*r = Result{
 		RequestID:      req.ID,
 		Phase:          req.Phase,
+		Documents:      req.Documents,
 		HTTPStatus:     status,
 		Submit:         s.submit,
 		Finish:         s.finish,

@@ -64,6 +64,9 @@ type Request struct {
 	KeepText bool
 	// KeepGaps asks for the chunk gaps in Result.RoundGapsMs (pooled ITL).
 	KeepGaps bool
+	// Documents are the pool documents the request carries
+	// (kv-tier-pressure), recorded on its line.
+	Documents []int
 	// Expect is trace replay's prediction for this request, recorded on
 	// its line (nil for other workloads).
 	Expect *TraceExpectation
@@ -126,6 +129,9 @@ type Result struct {
 	// The workload's own keys, after the common ones; a nil pointer
 	// leaves them out of the line.
 	*TraceExpectation
+	// Documents are the pool documents the request carried, in order
+	// (kv-tier-pressure's own key; absent for other workloads).
+	Documents []int `json:"documents,omitempty"`
 	// Shard is the index of the shard that sent the request, on the lines
 	// of a sharded run only; it stays the last key (spec/record.md).
 	Shard *int `json:"shard,omitempty"`

@@ -130,8 +130,10 @@ func (w *LongDocQA) Run(ctx context.Context, env Env) error {
 		setPrompt(req)
 		warm = append(warm, req)
 	}
-	env.Phase("warmup", len(warm), 0)
-	runSequential(ctx, env, warm, func(r sender.Result) { w.Observe(&r) })
+	if w.p.Warmup() {
+		env.Phase("warmup", len(warm), 0)
+		runSequential(ctx, env, warm, func(r sender.Result) { w.Observe(&r) })
+	}
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -185,8 +185,10 @@ func (w *MultiRoundChat) Run(ctx context.Context, env Env) error {
 		}
 		setPrompt(warm[i])
 	}
-	env.Phase("warmup", len(warm), 0)
-	runSequential(ctx, env, warm, func(r sender.Result) { w.Observe(&r) })
+	if w.p.Warmup() {
+		env.Phase("warmup", len(warm), 0)
+		runSequential(ctx, env, warm, func(r sender.Result) { w.Observe(&r) })
+	}
 	if ctx.Err() != nil {
 		return nil
 	}

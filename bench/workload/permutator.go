@@ -250,8 +250,10 @@ func (w *LongDocPermutator) Run(ctx context.Context, env Env) error {
 		MaxTokens: 1,
 	}
 	setPrompt(warm)
-	env.Phase("warmup", 1, 0)
-	runSequential(ctx, env, []*sender.Request{warm}, func(r sender.Result) { w.warm.add(&r) })
+	if w.p.Warmup() {
+		env.Phase("warmup", 1, 0)
+		runSequential(ctx, env, []*sender.Request{warm}, func(r sender.Result) { w.warm.add(&r) })
+	}
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -67,9 +67,17 @@ func EstimatePlan(c *config.Config, tokensPerGB int) (Plan, bool) {
 	case config.PrefixSuffixTuner:
 		l := f("psf_context_length")
 		prefix := math.Max(1, l*f("psf_prefix_ratio"))
-		num := math.Max(1, math.Floor(f("psf_thrash")*psfOverflow*float64(tokensPerGB)/prefix))
+		num := math.Max(1, math.Floor(f("psf_thrash")*psfOverflow*float64(tokensPerGB)/l))
 		p = Plan{Requests: 2 * num, Tokens: num*prefix + 2*num*l,
 			Flags: []string{"--psf-thrash", "--tokens-per-gb-kvcache", "--psf-context-length"}}
+	case config.KVTierPressure:
+		// The documents are built ahead, the measured requests too. A
+		// derived pool is sized from the server's L1 capacity at start-up,
+		// so only an explicit one can be estimated here.
+		l, per, n := f("ktp_context_length"), f("ktp_docs_per_request"), f("ktp_num_requests")
+		pool := math.Max(f("ktp_pool_size"), per)
+		p = Plan{Requests: n + pool/per + 1, Tokens: pool*l + n*(per*l+f("ktp_system_prompt_length")),
+			Flags: []string{"--ktp-num-requests", "--ktp-docs-per-request", "--ktp-context-length", "--ktp-pool-size"}}
 	default:
 		return Plan{}, false
 	}

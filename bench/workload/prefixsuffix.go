@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -40,10 +41,16 @@ func PrefixSuffixSplit(context int, ratio float64) (prefix, suffix int, err erro
 	return prefix, suffix, nil
 }
 
-// PrefixSuffixPrefixes is max(1, int(thrash x 1.05 x tokens_per_gb / prefix_tokens)).
-func PrefixSuffixPrefixes(thrashGB float64, tokensPerGB, prefixTokens int) int {
-	return atLeast1(thrashGB * psfOverflow * float64(tokensPerGB) / float64(prefixTokens))
+// PrefixSuffixPrefixes is max(int(thrash x 1.05 x tokens_per_gb /
+// context_length), 1): the pool is counted in whole contexts, since every
+// request's whole context (prefix, breaker and suffix) lands in the cache.
+func PrefixSuffixPrefixes(thrashGB float64, tokensPerGB, contextTokens int) int {
+	return atLeast1(thrashGB * psfOverflow * float64(tokensPerGB) / float64(contextTokens))
 }
+
+// psfSettle is the pause between pass 1 and pass 2, so that the engine's
+// tiers finish moving blocks before pass 2 probes them (LMCache's 5 s).
+var psfSettle = 5 * time.Second
 
 // PrefixSuffixPrefix is prefix i: `PREFIX_` and 8 lowercase hex digits of
 // i, then max(n-4, 1) words "hi".
@@ -88,22 +95,30 @@ func newPrefixSuffixTuner(p Params) (Workload, error) {
 	if w.prefix, w.suffix, err = PrefixSuffixSplit(w.context, w.ratio); err != nil {
 		return nil, err
 	}
-	w.num = PrefixSuffixPrefixes(w.thrash, p.TokensPerGB, w.prefix)
+	w.num = PrefixSuffixPrefixes(w.thrash, p.TokensPerGB, w.context)
 	return w, nil
 }
 
 func (w *PrefixSuffixTuner) Name() string { return config.PrefixSuffixTuner }
 
-// poolGB is the prefix pool's size in GB at the run's tokens per GB.
+// poolTokens is what the pool puts in the cache: whole contexts.
+func (w *PrefixSuffixTuner) poolTokens() int { return w.num * w.context }
+
+// poolGB is the pool's size in GB at the run's tokens per GB.
 func (w *PrefixSuffixTuner) poolGB() float64 {
-	return float64(w.num*w.prefix) / float64(w.p.TokensPerGB)
+	return float64(w.poolTokens()) / float64(w.p.TokensPerGB)
 }
+
+// targetGB is the size the pool is made to reach: the tier x 1.05.
+func (w *PrefixSuffixTuner) targetGB() float64 { return w.thrash * psfOverflow }
 
 func (w *PrefixSuffixTuner) Describe() []string {
 	return []string{
-		fmt.Sprintf("prefix-suffix-tuner: %d prefixes of %d tokens (%.2f GB, %.2fx the %g GB tier), breaker %d, shared suffix %d",
-			w.num, w.prefix, w.poolGB(), w.poolGB()/w.thrash, w.thrash, psfBreakerTokens, w.suffix),
-		fmt.Sprintf("prefix-suffix-tuner: pass 1 (warmup) then pass 2 (measured), %d requests each, one at a time, max_tokens 1", w.num),
+		fmt.Sprintf("prefix-suffix-tuner: %d contexts of %d tokens: prefix %d, breaker %d, shared suffix %d",
+			w.num, w.context, w.prefix, psfBreakerTokens, w.suffix),
+		fmt.Sprintf("prefix-suffix-tuner: target tier %g GB x %.2f = %.2f GB; pool %d tokens (%.2f GB, %.2fx the tier)",
+			w.thrash, psfOverflow, w.targetGB(), w.poolTokens(), w.poolGB(), w.poolGB()/w.thrash),
+		fmt.Sprintf("prefix-suffix-tuner: engine warmup, pass 1 (warmup), a %s settle, then pass 2 (measured), %d requests each, one at a time, max_tokens 1", psfSettle, w.num),
 	}
 }
 
@@ -126,7 +141,9 @@ func (w *PrefixSuffixTuner) Run(ctx context.Context, env Env) error {
 	}
 	// Requests are built as they are sent, so only one prompt is held.
 	pass := func(name, phase, prefix string, t *tally) {
-		env.Phase(name, w.num, 0)
+		if name != "" {
+			env.Phase(name, w.num, 0)
+		}
 		for i := 0; i < w.num && ctx.Err() == nil; i++ {
 			req := build(fmt.Sprintf("%s_p%d", prefix, i), phase, i)
 			req.HeldBack = i > 0 // each request waits for the one before
@@ -137,9 +154,28 @@ func (w *PrefixSuffixTuner) Run(ctx context.Context, env Env) error {
 			t.add(&res)
 		}
 	}
-	pass("warmup", sender.PhaseWarmup, "pass1", &w.pass1)
-	if ctx.Err() != nil {
-		return nil
+	if w.p.Warmup() {
+		// A throw-away request first, so that pass 1 does not pay the
+		// engine's first-request costs.
+		env.Phase("warmup", w.num+1, 0)
+		throwAway := &sender.Request{
+			ID: "engine_warmup", Phase: sender.PhaseWarmup, Endpoint: w.p.Endpoint,
+			Messages: []sender.Message{{Role: "user", Content: wordHi}}, MaxTokens: 1,
+		}
+		setPrompt(throwAway)
+		if _, ok := env.Send(ctx, throwAway); !ok {
+			return nil
+		}
+		pass("", sender.PhaseWarmup, "pass1", &w.pass1)
+		if ctx.Err() != nil {
+			return nil
+		}
+		env.Logf("prefix-suffix-tuner: waiting %s for the engine's tiers to settle before pass 2", psfSettle)
+		select {
+		case <-time.After(psfSettle):
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	pass("measuring", sender.PhaseMeasured, "pass2", &w.pass2)
 	return nil
@@ -155,8 +191,9 @@ func (w *PrefixSuffixTuner) Outcome() Outcome {
 		"breaker_tokens":         psfBreakerTokens,
 		"suffix_tokens":          w.suffix,
 		"num_prefixes":           w.num,
-		"pool_tokens":            w.num * w.prefix,
+		"pool_tokens":            w.poolTokens(),
 		"pool_gb":                w.poolGB(),
+		"target_tier_gb":         w.targetGB(),
 		"overflow_factor":        psfOverflow,
 		"expected":               "every pass-2 request misses the targeted tier: cold with no lower tier, else served from the next tier down",
 		"observed":               &w.pass2,
@@ -166,6 +203,8 @@ func (w *PrefixSuffixTuner) Outcome() Outcome {
 	}
 	rows := []report.Row{
 		{Label: "Prefixes (pool GB / tier GB)", Value: fmt.Sprintf("%d (%.2f / %g)", w.num, w.poolGB(), w.thrash)},
+		{Label: "Target tier (GB, x1.05)", Value: fmt.Sprintf("%.2f", w.targetGB())},
+		{Label: "Pool tokens", Value: report.Int(w.poolTokens())},
 		{Label: "Prefix / breaker / suffix tokens", Value: fmt.Sprintf("%d / %d / %d", w.prefix, psfBreakerTokens, w.suffix)},
 		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", target, report.OptFloat(w.pass2.meanPrompt()))},
 		{Label: "Expected", Value: "pass 2 misses the tier"},

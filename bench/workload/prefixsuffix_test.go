@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -18,8 +19,15 @@ func TestPrefixSuffixSizing(t *testing.T) {
 	if err != nil || prefix != 6400 || suffix != 1568 {
 		t.Fatalf("8000 x 0.8: prefix %d suffix %d err %v; want 6400, 1568", prefix, suffix, err)
 	}
-	if n := PrefixSuffixPrefixes(20, 50000, prefix); n != 164 {
-		t.Fatalf("thrash 20 GB at 50000 tokens/GB: %d prefixes, want 164", n)
+	// LMCache's corrected sizing: the pool is counted in whole contexts.
+	for _, c := range []struct {
+		tpg, context int
+		thrash       float64
+		want         int
+	}{{10000, 4000, 10, 26}, {50000, 8000, 20, 131}, {10000, 2000, 100, 525}} {
+		if n := PrefixSuffixPrefixes(c.thrash, c.tpg, c.context); n != c.want {
+			t.Errorf("thrash %g GB, %d tokens/GB, context %d: %d prefixes, want %d", c.thrash, c.tpg, c.context, n, c.want)
+		}
 	}
 	prefix, suffix, err = PrefixSuffixSplit(200, 0.34)
 	if err != nil || prefix != 68 || suffix != 100 {
@@ -81,10 +89,13 @@ func TestPrefixSuffixRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// prefix 150, suffix 118, int(1 x 1.05 x 1000 / 150) = 7 prefixes.
+	// prefix 150, suffix 118, int(1 x 1.05 x 1000 / 300) = 3 contexts.
+	defer func(d time.Duration) { psfSettle = d }(psfSettle)
+	psfSettle = time.Millisecond
 	var mu sync.Mutex
 	inflight := 0
 	var reqs []*sender.Request
+	var logs []string
 	env := Env{
 		Send: func(ctx context.Context, req *sender.Request) (sender.Result, bool) {
 			mu.Lock()
@@ -93,24 +104,38 @@ func TestPrefixSuffixRun(t *testing.T) {
 				t.Errorf("%s sent while another request was in flight", req.ID)
 			}
 			reqs = append(reqs, req)
+			logs = append(logs, "send "+req.ID)
 			mu.Unlock()
 			defer func() { mu.Lock(); inflight--; mu.Unlock() }()
 			return sender.Result{RequestID: req.ID, Phase: req.Phase, Successful: true, CacheState: sender.StateCold}, true
 		},
 		Phase: func(string, int, time.Duration) {},
-		Logf:  func(string, ...any) {},
-		Now:   time.Now,
+		Logf: func(f string, a ...any) {
+			mu.Lock()
+			logs = append(logs, fmt.Sprintf(f, a...))
+			mu.Unlock()
+		},
+		Now: time.Now,
 	}
 	if err := wl.Run(context.Background(), env); err != nil {
 		t.Fatal(err)
 	}
-	if len(reqs) != 14 {
-		t.Fatalf("%d requests, want 2 x 7", len(reqs))
+	if len(reqs) != 7 {
+		t.Fatalf("%d requests, want 1 + 2 x 3", len(reqs))
 	}
+	// The throw-away request: one word, max_tokens 1, a warmup.
+	if w := reqs[0]; w.ID != "engine_warmup" || w.Phase != sender.PhaseWarmup || w.MaxTokens != 1 || w.Messages[0].Content != "hi" {
+		t.Fatalf("first request %+v, want the engine warmup", w)
+	}
+	// The settle pause is logged between the two passes.
+	if logs[3] != "send pass1_p2" || !strings.Contains(logs[4], "settle") || logs[5] != "send pass2_p0" {
+		t.Fatalf("log order %q: want the settle line between pass 1 and pass 2", logs)
+	}
+	reqs = reqs[1:]
 	breakers := map[string]bool{}
 	var suffix string
 	for k, r := range reqs {
-		pass, i := k/7+1, k%7
+		pass, i := k/3+1, k%3
 		wantID := map[int]string{1: "pass1_p", 2: "pass2_p"}[pass] + string(rune('0'+i))
 		wantPhase := map[int]string{1: sender.PhaseWarmup, 2: sender.PhaseMeasured}[pass]
 		if r.ID != wantID || r.Phase != wantPhase || r.MaxTokens != 1 {
@@ -135,11 +160,11 @@ func TestPrefixSuffixRun(t *testing.T) {
 			t.Fatalf("request %d has %d words", k, n)
 		}
 	}
-	if len(breakers) != 14 {
-		t.Fatalf("%d distinct breakers for 14 requests", len(breakers))
+	if len(breakers) != 6 {
+		t.Fatalf("%d distinct breakers for 6 requests", len(breakers))
 	}
 	o := wl.Outcome()
-	if o.Failed || o.Block.(map[string]any)["num_prefixes"] != 7 {
+	if o.Failed || o.Block.(map[string]any)["num_prefixes"] != 3 {
 		t.Fatalf("outcome %+v", o.Block)
 	}
 }

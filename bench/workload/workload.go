@@ -28,6 +28,8 @@ type Env struct {
 	Logf func(format string, args ...any)
 	// Now is the clock (the runner's; tests inject one).
 	Now func() time.Time
+	// RunDir is the run folder, for a workload's own output files.
+	RunDir string
 	// Release times the next eligible measured request (spec/load.md):
 	// it blocks until the run's arrival process and concurrency cap let
 	// req go and marks it with its release time. A workload that sends
@@ -61,6 +63,16 @@ type Params struct {
 	// Endpoint is the endpoint requests go to unless a workload needs a
 	// specific one.
 	Endpoint sender.Endpoint
+	// L1GB is the LMCache server's first tier in GB (its /status), 0 when
+	// unknown; kv-tier-pressure derives its pool from it.
+	L1GB float64
+	// Lookups reads the LMCache server's lookup counters; nil without
+	// --lmcache-url.
+	Lookups LookupSource
+	// Tokenize asks the engine's /tokenize (kv-tier-pressure and
+	// rag-qa-quality learn one-token words and check lengths with it); nil
+	// when the engine is not known.
+	Tokenize TokenizeFunc
 	// Shard is the share of the run this process sends
 	// (spec/scale-out.md); the zero value and {0, 1} are the whole run.
 	Shard config.Shard
@@ -90,6 +102,9 @@ type UnavailableError struct{ Err error }
 
 func (e *UnavailableError) Error() string { return e.Err.Error() }
 func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Warmup reports whether warmup phases run (not --no-warmup).
+func (p Params) Warmup() bool { return !p.Config.Bool("no_warmup") }
 
 // Outcome is what a workload reports when it has finished.
 type Outcome struct {

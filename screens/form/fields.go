@@ -30,6 +30,8 @@ func format(f config.Field, c *config.Config) string {
 			parts[i] = strconv.Itoa(n)
 		}
 		return strings.Join(parts, ",")
+	case config.StringList:
+		return strings.Join(c.StringList(f.Key), ",")
 	}
 	return c.String(f.Key)
 }
@@ -89,6 +91,8 @@ func defaultText(f config.Field) string {
 	switch v := f.Default.(type) {
 	case string:
 		return v
+	case []string:
+		return strings.Join(v, ",")
 	case []int:
 		parts := make([]string, len(v))
 		for i, n := range v {

@@ -1,0 +1,369 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { Register(config.KVTierPressure, newKVTierPressure) }
+
+// KVTierVocabSize is the number of one-token words documents are drawn
+// from.
+const KVTierVocabSize = 8000
+
+// KVTierPoolSize is the pool: explicit when > 0, else
+// max(ceil(overflow x L1_GB x tokens_per_gb / context_length), 1). Without
+// either, the error names both ways to give it.
+func KVTierPoolSize(explicit int, overflow, l1GB float64, tokensPerGB, contextLength int) (int, error) {
+	if explicit > 0 {
+		return explicit, nil
+	}
+	if l1GB <= 0 || tokensPerGB <= 0 {
+		return 0, errors.New("kv-tier-pressure needs a pool size: give --ktp-pool-size, or --lmcache-url of an LMCache server whose /status reports storage_manager.l1_manager.memory_total_bytes (with --tokens-per-gb-kvcache)")
+	}
+	n := math.Ceil(overflow * l1GB * float64(tokensPerGB) / float64(contextLength))
+	if n > config.MaxCount {
+		return 0, fmt.Errorf("kv-tier-pressure: a pool of %.0f documents (--ktp-overflow-factor %g x L1 %.1f GB) is over the limit of %d; give --ktp-pool-size", n, overflow, l1GB, config.MaxCount)
+	}
+	return max(int(n), 1), nil
+}
+
+// KVTierWarmupGroups cuts the pool into consecutive groups of per
+// documents, the last one back-filled from the start (pool 10, 4 per
+// request: 0-3, 4-7, 8 9 0 1).
+func KVTierWarmupGroups(pool, per int) [][]int {
+	var groups [][]int
+	for start := 0; start < pool; start += per {
+		g := make([]int, per)
+		for k := range g {
+			g[k] = (start + k) % pool
+		}
+		groups = append(groups, g)
+	}
+	return groups
+}
+
+// kvTierAccess draws each request's documents from one seeded stream:
+// uniformly without replacement when skew is 0, else by weight
+// 1/(i+1)^skew without replacement (document 0 hottest). The order within
+// a request is the draw order.
+type kvTierAccess struct {
+	rng     *rand.Rand
+	pool    int
+	weights []float64 // nil when uniform
+	scratch []int
+	w       []float64
+}
+
+func newKVTierAccess(pool int, skew float64, seed int64) *kvTierAccess {
+	a := &kvTierAccess{rng: rand.New(rand.NewPCG(uint64(seed), 0x6b7470)), pool: pool}
+	if skew > 0 {
+		a.weights = make([]float64, pool)
+		for i := range a.weights {
+			a.weights[i] = 1 / math.Pow(float64(i+1), skew)
+		}
+	}
+	return a
+}
+
+// draw returns k distinct documents.
+func (a *kvTierAccess) draw(k int) []int {
+	out := make([]int, 0, k)
+	if a.weights == nil {
+		// A partial Fisher-Yates shuffle over the pool's indices.
+		if len(a.scratch) != a.pool {
+			a.scratch = make([]int, a.pool)
+		}
+		for i := range a.scratch {
+			a.scratch[i] = i
+		}
+		for j := 0; j < k; j++ {
+			r := j + a.rng.IntN(a.pool-j)
+			a.scratch[j], a.scratch[r] = a.scratch[r], a.scratch[j]
+			out = append(out, a.scratch[j])
+		}
+		return out
+	}
+	a.w = append(a.w[:0], a.weights...)
+	total := 0.0
+	for _, x := range a.w {
+		total += x
+	}
+	for j := 0; j < k; j++ {
+		x := a.rng.Float64() * total
+		pick := -1
+		for i, wi := range a.w {
+			if wi == 0 {
+				continue
+			}
+			pick = i
+			if x < wi {
+				break
+			}
+			x -= wi
+		}
+		out = append(out, pick)
+		total -= a.w[pick]
+		a.w[pick] = 0
+	}
+	return out
+}
+
+// KVTierWords is n words drawn from vocab by a generator seeded with seed.
+func KVTierWords(vocab []string, n int, seed int64) string {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x6b7464))
+	var b strings.Builder
+	for k := 0; k < n; k++ {
+		if k > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocab[rng.IntN(len(vocab))])
+	}
+	return b.String()
+}
+
+// KVTierPressure keeps a working set of documents larger than the first
+// cache tier, each request carrying a sampled subset of it, so that the
+// second tier has to serve hits.
+type KVTierPressure struct {
+	p                          Params
+	pool, per, context, system int
+	requests, inflight, maxOut int
+	overflow, skew, l1GB       float64
+	warmGroups                 int
+	warm, measured             tally
+	firstPrompt                *int
+	blend                      *LookupTotals // the warmup sweep's lookups, when checked
+	counters                   *LookupTotals // the measured phase's lookups, when they moved
+	lookups                    LookupSource
+	vocab                      []string // one-token words, learned through the engine
+	stopped                    string   // why the run stopped before its measured phase
+}
+
+func newKVTierPressure(p Params) (Workload, error) {
+	c := p.Config
+	w := &KVTierPressure{
+		p:        p,
+		per:      c.Int("ktp_docs_per_request"),
+		context:  c.Int("ktp_context_length"),
+		system:   c.Int("ktp_system_prompt_length"),
+		requests: c.Int("ktp_num_requests"),
+		inflight: c.Int("ktp_num_inflight_requests"),
+		maxOut:   c.Int("ktp_max_output_length"),
+		overflow: c.Float("ktp_overflow_factor"),
+		skew:     c.Float("ktp_access_skew"),
+		l1GB:     p.L1GB,
+		lookups:  p.Lookups,
+	}
+	var err error
+	if w.pool, err = KVTierPoolSize(c.Int("ktp_pool_size"), w.overflow, w.l1GB, p.TokensPerGB, w.context); err != nil {
+		return nil, err
+	}
+	if w.per > w.pool {
+		return nil, fmt.Errorf("--ktp-docs-per-request must be <= the pool size %d (got %d)", w.pool, w.per)
+	}
+	w.warmGroups = len(KVTierWarmupGroups(w.pool, w.per))
+	// The vocabulary is learned before the run folder exists, so an
+	// engine without a tokenizer stops the run with nothing sent (exit 3).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if w.vocab, err = p.vocabulary(ctx, KVTierVocabSize, p.Seed); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *KVTierPressure) Name() string { return config.KVTierPressure }
+
+func (w *KVTierPressure) workingSet() int { return w.pool * w.context }
+
+func (w *KVTierPressure) Describe() []string {
+	src := "--ktp-pool-size"
+	if w.p.Config.Int("ktp_pool_size") == 0 {
+		src = fmt.Sprintf("%g x L1 %.2f GB x %d tokens/GB / %d", w.overflow, w.l1GB, w.p.TokensPerGB, w.context)
+	}
+	lines := []string{
+		fmt.Sprintf("kv-tier-pressure: pool of %d documents of %d tokens (%s), working set %d tokens", w.pool, w.context, src, w.workingSet()),
+		fmt.Sprintf("kv-tier-pressure: %d requests of %d documents (+ a %d-token system prompt), skew %g, %d in flight, max_tokens %d",
+			w.requests, w.per, w.system, w.skew, w.inflight, w.maxOut),
+	}
+	if w.p.Warmup() {
+		lines = append(lines, fmt.Sprintf("kv-tier-pressure: warmup sweep of %d requests covers the pool once", w.warmGroups))
+	}
+	return lines
+}
+
+// messages builds one request: the system message (if any), then one
+// user message with its documents joined by a blank line.
+func (w *KVTierPressure) messages(system string, docs []string, ids []int) []sender.Message {
+	var msgs []sender.Message
+	if system != "" {
+		msgs = append(msgs, sender.Message{Role: "system", Content: system})
+	}
+	parts := make([]string, len(ids))
+	for k, d := range ids {
+		parts[k] = docs[d]
+	}
+	return append(msgs, sender.Message{Role: "user", Content: strings.Join(parts, "\n\n")})
+}
+
+func (w *KVTierPressure) Run(ctx context.Context, env Env) error {
+	vocab := w.vocab
+	var err error
+	if len(vocab) < KVTierVocabSize {
+		env.Logf("kv-tier-pressure: the engine's tokenizer gave %d one-token words of the %d wanted; documents draw from those", len(vocab), KVTierVocabSize)
+	}
+	system := ""
+	if w.system > 0 {
+		system = KVTierWords(vocab, w.system, w.p.Seed+2)
+	}
+	docs := make([]string, w.pool)
+	for i := range docs {
+		docs[i] = KVTierWords(vocab, w.context, w.p.Seed+1+int64(i))
+	}
+	build := func(id, phase string, ids []int, maxTokens int) *sender.Request {
+		r := &sender.Request{
+			ID: id, Phase: phase, Endpoint: w.p.Endpoint,
+			Messages: w.messages(system, docs, ids), MaxTokens: maxTokens,
+			Documents: ids,
+		}
+		setPrompt(r)
+		return r
+	}
+
+	if w.p.Warmup() {
+		groups := KVTierWarmupGroups(w.pool, w.per)
+		warm := make([]*sender.Request, len(groups))
+		for g, ids := range groups {
+			warm[g] = build(fmt.Sprintf("warm%d", g), sender.PhaseWarmup, ids, 1)
+		}
+		check := w.lookups != nil && w.per > 1
+		var before LookupTotals
+		if check {
+			before, err = w.lookups(ctx)
+			if err != nil {
+				env.Logf("kv-tier-pressure: blend check skipped: %v", err)
+				check = false
+			}
+		}
+		env.Phase("warmup", len(warm), 0)
+		runBounded(ctx, env, warm, w.inflight, func(r sender.Result) { w.warm.add(&r) })
+		if ctx.Err() != nil {
+			return nil
+		}
+		if check {
+			after, err := w.lookups(ctx)
+			if err != nil {
+				env.Logf("kv-tier-pressure: blend check skipped: %v", err)
+			} else {
+				d := after.Sub(before)
+				w.blend = &d
+				switch d.InUse() {
+				case LookupBlend:
+					env.Logf("kv-tier-pressure: blend check passed: the server serves documents with blended lookups (%d of %d tokens hit)", d.BlendHit, d.BlendRequested)
+				case LookupNone:
+					env.Logf("kv-tier-pressure: blend check: neither lookup family moved during the warmup sweep; is --lmcache-url the server this engine uses?")
+				case LookupPrefix:
+					w.stopped = "kv-tier-pressure: the LMCache server is not blending: its lookups are prefix-chained, which cannot reuse documents sent in random order; use --ktp-docs-per-request 1 or a blending setup"
+					return errors.New(w.stopped)
+				}
+			}
+		}
+	}
+
+	access := newKVTierAccess(w.pool, w.skew, w.p.Seed)
+	reqs := make([]*sender.Request, w.requests)
+	for i := range reqs {
+		reqs[i] = build(fmt.Sprintf("sample%d", i), sender.PhaseMeasured, access.draw(w.per), w.maxOut)
+	}
+	var before LookupTotals
+	haveBefore := false
+	if w.lookups != nil {
+		if t, err := w.lookups(ctx); err == nil {
+			before, haveBefore = t, true
+		}
+	}
+	env.Phase("measuring", len(reqs), 0)
+	runBounded(ctx, env, reqs, w.inflight, func(r sender.Result) {
+		w.measured.add(&r)
+		if w.firstPrompt == nil && r.RequestID == "sample0" && r.PromptTokens != nil {
+			n := *r.PromptTokens
+			w.firstPrompt = &n
+		}
+	})
+	if haveBefore {
+		if after, err := w.lookups(context.WithoutCancel(ctx)); err == nil {
+			if d := after.Sub(before); d.moved() {
+				w.counters = &d
+			}
+		}
+	}
+	return nil
+}
+
+func (w *KVTierPressure) Outcome() Outcome {
+	warmSweep := 0
+	if w.p.Warmup() {
+		warmSweep = w.warmGroups
+	}
+	block := map[string]any{
+		"pool_size":             w.pool,
+		"docs_per_request":      w.per,
+		"working_set_tokens":    w.workingSet(),
+		"access_skew":           w.skew,
+		"warmup_sweep_requests": warmSweep,
+		"tokens_per_request":    w.firstPrompt,
+		"vocabulary_words":      len(w.vocab),
+		"observed":              &w.measured,
+		"warmup":                &w.warm,
+	}
+	rows := []report.Row{
+		{Label: "Pool (documents x tokens)", Value: fmt.Sprintf("%d x %d", w.pool, w.context)},
+		{Label: "Working set (tokens)", Value: report.Int(w.workingSet())},
+		{Label: "Documents per request", Value: report.Int(w.per)},
+		{Label: "Access skew", Value: fmt.Sprintf("%g", w.skew)},
+		{Label: "Warmup sweep requests", Value: report.Int(warmSweep)},
+		{Label: "Tokens per request", Value: optInt(w.firstPrompt)},
+	}
+	if w.blend != nil {
+		block["blend_check"] = map[string]any{"in_use": w.blend.InUse(), "lookups": w.blend}
+		rows = append(rows, report.Row{Label: "Blend check", Value: w.blend.InUse()})
+	}
+	if d := w.counters; d != nil {
+		hit, req := d.inUseTotals()
+		block["hit_tokens_total"] = hit
+		block["requested_tokens_total"] = req
+		var perReq, rate *float64
+		if n := w.measured.Requests; n > 0 {
+			x := float64(hit) / float64(n)
+			perReq = &x
+		}
+		if req > 0 {
+			x := 100 * float64(hit) / float64(req)
+			rate = &x
+		}
+		block["hit_tokens_per_request"] = perReq
+		block["hit_token_rate_pct"] = rate
+		rows = append(rows,
+			report.Row{Label: "Server hit / requested tokens", Value: fmt.Sprintf("%d / %d", hit, req)},
+			report.Row{Label: "Server hit tokens per request", Value: report.OptFloat(perReq)},
+			report.Row{Label: "Server hit token rate (%)", Value: report.OptFloat(rate)},
+		)
+	}
+	rows = append(rows, w.measured.rows("Measured ")...)
+	o := Outcome{Block: block, Sections: []report.Section{{Title: "KV Tier Pressure", Rows: rows}}}
+	if w.stopped != "" {
+		block["stopped"] = w.stopped
+		o.Failed, o.Reasons = true, []string{w.stopped}
+	}
+	return o
+}

@@ -1,0 +1,339 @@
+package workload
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
+)
+
+func init() { Register(config.RAGQAQuality, newRAGQAQuality) }
+
+// ragInstruction is kvbench's own wording of the task.
+const ragInstruction = "Answer the question using only the passages below. " +
+	"Keep any reasoning short, then give the short final answer between <final_answer> and </final_answer>, " +
+	"for example <final_answer>Paris</final_answer>."
+
+// ragAlignTries bounds the /tokenize checks of one block's padding.
+const ragAlignTries = 8
+
+// ragFillerWords is how many one-token filler words are learned.
+const ragFillerWords = 512
+
+// RAGTemplateKwargs turns KEY=VALUE settings into chat_template_kwargs:
+// true/false become booleans, integers numbers, anything else text.
+func RAGTemplateKwargs(kvs []string) map[string]any {
+	if len(kvs) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	for _, kv := range kvs {
+		k, v, _ := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		switch v = strings.TrimSpace(v); {
+		case v == "true" || v == "false":
+			out[k] = v == "true"
+		default:
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				out[k] = n
+			} else {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// ragPerSample is one measured sample's score and receipt.
+type ragPerSample struct {
+	SampleID        string   `json:"sample_id"`
+	F1              *float64 `json:"f1"`
+	Parsed          bool     `json:"parsed"`
+	Answer          *string  `json:"answer"`
+	TTFT            *float64 `json:"ttft"`
+	NumOutputTokens *int     `json:"num_output_tokens"`
+	CacheState      string   `json:"cache_state"`
+	CachedTokens    *int     `json:"cached_tokens"`
+}
+
+// RAGSummary is the quality summary of a run.
+type RAGSummary struct {
+	NumSamples int      `json:"num_samples"`
+	NumParsed  int      `json:"num_parsed"`
+	ParseRate  *float64 `json:"parse_rate"`
+	F1Mean     *float64 `json:"f1_mean"`
+}
+
+// RAGQAQuality prefills every distinct passage alone, then asks each
+// question over its passages stitched together at positions where they
+// were never cached, and scores the answers by token F1.
+type RAGQAQuality struct {
+	p           Params
+	dataset     string
+	samples     []RAGSample
+	maxOut      int
+	align       int
+	kwargs      map[string]any
+	instruction string            // padded
+	passages    map[string]string // raw -> padded
+	order       []string          // distinct passages, first-appearance order
+	offAlign    int               // blocks still off the alignment after the tries
+	warm        tally
+	measured    tally
+	per         []ragPerSample
+	sum         RAGSummary
+	output      string
+	writeErr    error
+}
+
+func newRAGQAQuality(p Params) (Workload, error) {
+	c := p.Config
+	w := &RAGQAQuality{
+		p:       p,
+		dataset: c.String("rag_dataset"),
+		maxOut:  c.Int("rag_max_output_length"),
+		align:   c.Int("rag_doc_align_tokens"),
+		kwargs:  RAGTemplateKwargs(c.StringList("rag_template_kwargs")),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	path, err := RAGDatasetPath(ctx, w.dataset)
+	if err != nil {
+		return nil, err
+	}
+	if w.samples, err = LoadRAGSamples(path, c.Int("rag_num_samples")); err != nil {
+		return nil, err
+	}
+	if p.Tokenize == nil {
+		return nil, &UnavailableError{Err: fmt.Errorf("%s needs the engine's /tokenize, and no engine is known", config.RAGQAQuality)}
+	}
+	filler, err := p.vocabulary(ctx, ragFillerWords, p.Seed)
+	if err != nil {
+		return nil, err
+	}
+	base, err := p.Tokenize(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(uint64(p.Seed), 0x726167))
+	pad := func(text string) (string, error) {
+		padded := text
+		for try := 0; try <= ragAlignTries; try++ {
+			ids, err := p.Tokenize(ctx, padded)
+			if err != nil {
+				return "", err
+			}
+			need := (w.align - (len(ids)-len(base))%w.align) % w.align
+			if need == 0 {
+				return padded, nil
+			}
+			if try == ragAlignTries {
+				w.offAlign++
+				return padded, nil
+			}
+			if padded == text {
+				padded += "\n"
+			}
+			words := make([]string, need)
+			for i := range words {
+				words[i] = filler[rng.IntN(len(filler))]
+			}
+			if !strings.HasSuffix(padded, "\n") {
+				padded += " "
+			}
+			padded += strings.Join(words, " ")
+		}
+		return padded, nil
+	}
+	if w.instruction, err = pad(ragInstruction); err != nil {
+		return nil, err
+	}
+	w.passages = map[string]string{}
+	for _, s := range w.samples {
+		for _, raw := range s.Passages {
+			if _, ok := w.passages[raw]; ok {
+				continue
+			}
+			if w.passages[raw], err = pad(raw); err != nil {
+				return nil, err
+			}
+			w.order = append(w.order, raw)
+		}
+	}
+	return w, nil
+}
+
+func (w *RAGQAQuality) Name() string { return config.RAGQAQuality }
+
+func (w *RAGQAQuality) Describe() []string {
+	lines := []string{
+		fmt.Sprintf("rag-qa-quality: %d samples from %s, %d distinct passages aligned to %d tokens, max_tokens %d",
+			len(w.samples), w.dataset, len(w.order), w.align, w.maxOut),
+	}
+	if w.offAlign > 0 {
+		lines = append(lines, fmt.Sprintf("rag-qa-quality: warning: %d blocks are still off the %d-token alignment after %d adjustments", w.offAlign, w.align, ragAlignTries))
+	}
+	return lines
+}
+
+func (w *RAGQAQuality) request(id, phase, content string, maxTokens int) *sender.Request {
+	r := &sender.Request{
+		ID: id, Phase: phase, Endpoint: sender.Chat,
+		Messages:  []sender.Message{{Role: "user", Content: content}},
+		MaxTokens: maxTokens, KeepText: phase == sender.PhaseMeasured,
+	}
+	if w.kwargs != nil {
+		r.ExtraBody = map[string]any{"chat_template_kwargs": w.kwargs}
+	}
+	setPrompt(r)
+	return r
+}
+
+// Prompt is a sample's measured prompt: the instruction block, the padded
+// passages in dataset order, then the question.
+func (w *RAGQAQuality) Prompt(s RAGSample) string {
+	var b strings.Builder
+	b.WriteString(w.instruction)
+	for _, raw := range s.Passages {
+		b.WriteString("\n")
+		b.WriteString(w.passages[raw])
+	}
+	b.WriteString("\nQuestion: ")
+	b.WriteString(s.Question)
+	b.WriteString("\nAnswer:")
+	return b.String()
+}
+
+func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
+	if w.p.Warmup() {
+		warm := make([]*sender.Request, len(w.order))
+		for i, raw := range w.order {
+			warm[i] = w.request(fmt.Sprintf("prefill_doc%d", i), sender.PhaseWarmup, w.instruction+"\n"+w.passages[raw], 1)
+		}
+		env.Phase("warmup", len(warm), 0)
+		runSequential(ctx, env, warm, func(r sender.Result) { w.warm.add(&r) })
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+	env.Phase("measuring", len(w.samples), 0)
+	for i, s := range w.samples {
+		if ctx.Err() != nil {
+			break
+		}
+		req := w.request(fmt.Sprintf("sample%d", i), sender.PhaseMeasured, w.Prompt(s), w.maxOut)
+		res, ok := env.Send(ctx, req)
+		if !ok {
+			break
+		}
+		w.measured.add(&res)
+		ps := ragPerSample{SampleID: s.ID, TTFT: res.TTFT, NumOutputTokens: res.CompletionTokens,
+			CacheState: res.CacheState, CachedTokens: res.CachedTokens}
+		if ans, parsed := RAGFinalAnswer(res.Text); parsed && res.Successful {
+			f1 := RAGBestF1(ans, s.Answers)
+			ps.Parsed, ps.Answer, ps.F1 = true, &ans, &f1
+		}
+		w.per = append(w.per, ps)
+	}
+	w.sum = RAGSummary{NumSamples: len(w.per)}
+	f1Sum := 0.0
+	for _, ps := range w.per {
+		if ps.Parsed {
+			w.sum.NumParsed++
+			f1Sum += *ps.F1
+		}
+	}
+	if w.sum.NumSamples > 0 {
+		x := float64(w.sum.NumParsed) / float64(w.sum.NumSamples)
+		w.sum.ParseRate = &x
+	}
+	if w.sum.NumParsed > 0 {
+		x := f1Sum / float64(w.sum.NumParsed)
+		w.sum.F1Mean = &x
+	}
+	w.output = w.p.Config.String("rag_output")
+	if w.output == "" && env.RunDir != "" {
+		w.output = filepath.Join(env.RunDir, "rag_qa_quality.json")
+	}
+	if w.output != "" {
+		w.writeErr = w.write(w.output)
+		if w.writeErr != nil {
+			env.Logf("rag-qa-quality: cannot write %s: %v", w.output, w.writeErr)
+		}
+	}
+	return nil
+}
+
+// fingerprint is 16 hex digits of a SHA-256 over the settings that
+// define the run, so two runs of the same questions can be paired.
+func (w *RAGQAQuality) fingerprint() string {
+	c := w.p.Config
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00%q\x00%s\x00%d", w.dataset, c.Int("rag_num_samples"), w.maxOut, w.align,
+		c.StringList("rag_template_kwargs"), c.String("model"), w.p.Seed)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func (w *RAGQAQuality) write(path string) error {
+	c := w.p.Config
+	per := w.per
+	if per == nil {
+		per = []ragPerSample{}
+	}
+	doc := map[string]any{
+		"run_fingerprint": w.fingerprint(),
+		"config": map[string]any{
+			"dataset": w.dataset, "num_samples": c.Int("rag_num_samples"), "max_output_length": w.maxOut,
+			"doc_align_tokens": w.align, "template_kwargs": c.StringList("rag_template_kwargs"), "seed": w.p.Seed,
+		},
+		"model":      c.String("model"),
+		"summary":    w.sum,
+		"per_sample": per,
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func (w *RAGQAQuality) Outcome() Outcome {
+	block := map[string]any{
+		"dataset":           w.dataset,
+		"distinct_passages": len(w.order),
+		"doc_align_tokens":  w.align,
+		"off_alignment":     w.offAlign,
+		"num_samples":       w.sum.NumSamples,
+		"num_parsed":        w.sum.NumParsed,
+		"parse_rate":        w.sum.ParseRate,
+		"f1_mean":           w.sum.F1Mean,
+		"run_fingerprint":   w.fingerprint(),
+		"output":            w.output,
+		"observed":          &w.measured,
+		"warmup":            &w.warm,
+	}
+	rows := []report.Row{
+		{Label: "Dataset", Value: filepath.Base(w.dataset)},
+		{Label: "Samples (parsed)", Value: fmt.Sprintf("%d (%d)", w.sum.NumSamples, w.sum.NumParsed)},
+		{Label: "Parse rate (%)", Value: report.Percent(w.sum.ParseRate)},
+		{Label: "Mean F1 (parsed)", Value: report.OptFloat(w.sum.F1Mean)},
+		{Label: "Distinct passages prefilled", Value: report.Int(len(w.order))},
+	}
+	rows = append(rows, w.measured.rows("Measured ")...)
+	o := Outcome{Block: block, Sections: []report.Section{{Title: "Answer Quality", Rows: rows}}}
+	if w.writeErr != nil {
+		o.Failed, o.Reasons = true, []string{fmt.Sprintf("cannot write %s: %v", w.output, w.writeErr)}
+	}
+	return o
+}
