@@ -115,9 +115,10 @@ type runJSON struct {
 	HitRatio         *float64 `json:"hit_ratio"`
 	Interrupted      bool     `json:"interrupted"`
 	Complete         bool     `json:"complete"`
-	// Shards is the shard count of a merged run (kvbench merge), null for
-	// the run of one process.
-	Shards *int `json:"shards"`
+	// Shards is the shard count of a merged run (kvbench merge), after
+	// the spec's keys; absent for the run of one process, so an ordinary
+	// run has exactly the keys spec/cli.md lists.
+	Shards *int `json:"shards,omitempty"`
 }
 
 func nullable(s string) *string {
