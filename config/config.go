@@ -448,7 +448,7 @@ func (c *Config) loadJSON(path string, data []byte) error {
 func (c *Config) ExportJSON() []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
-	keys := []string{"workload", "model", "served_model_name", "kv_cache_volume", "tokens_per_gb_kvcache", "ignore_eos", "seed"}
+	keys := []string{"workload", "model", "served_model_name", "kv_cache_volume", "tokens_per_gb_kvcache", "ignore_eos", "seed", "no_warmup"}
 	for _, f := range WorkloadFields(c.Workload()) {
 		keys = append(keys, f.Key)
 	}
