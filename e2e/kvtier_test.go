@@ -21,7 +21,9 @@ func TestKVTierPressure(t *testing.T) {
 	t.Parallel()
 	r := kvbench(t, "--engine-url", "builtin", "--builtin-speed", "20", "--workload", "kv-tier-pressure",
 		"--ktp-context-length", "256", "--ktp-docs-per-request", "4", "--ktp-num-requests", "12",
-		"--ktp-system-prompt-length", "64", "--ktp-access-skew", "1.0")
+		"--ktp-system-prompt-length", "64", "--ktp-access-skew", "1.0",
+		// No salt line, so the prompt is exactly the system prompt and the documents.
+		"--prompt-salt", "none")
 	if r.Code != 0 {
 		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}

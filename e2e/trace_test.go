@@ -45,16 +45,17 @@ func traceInputs(t *testing.T, path string) map[string]float64 {
 
 // The binary, one request at a time against a GPU tier larger than the
 // trace: every prompt has the trace's length, every hit the trace's
-// expectation, and the summary says so.
+// expectation, and the summary says so. 60 lines: the fixture's first
+// shared prefix is on line 49.
 func TestTraceReplayExactAgainstSimulator(t *testing.T) {
 	url := simtest.Start(t, func(c *sim.Config) { c.ZeroLatency = true; c.GPUKVGB = 1000; c.MaxModelLen = 200000 })
 	res := kvbench(t, "--engine-url", url, "--workload", "trace-replay", "--tr-file", mooncakeTrace,
-		"--tr-limit", "40", "--max-concurrency", "1", "--tokens-per-gb-kvcache", "10000", "--kv-cache-volume", "1000", "--format", "json")
+		"--tr-limit", "60", "--max-concurrency", "1", "--tokens-per-gb-kvcache", "10000", "--kv-cache-volume", "1000", "--format", "json")
 	if res.Code != 0 {
 		t.Fatalf("exit %d\n%s", res.Code, res.Stderr)
 	}
 	inputs := traceInputs(t, mooncakeTrace)
-	if len(res.Requests) != 40 {
+	if len(res.Requests) != 60 {
 		t.Fatalf("%d requests", len(res.Requests))
 	}
 	hits := 0
