@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/kvbench/kvbench/bench/record"
 )
 
 // MaxLine caps one line of a record file, as the SSE parser caps an event
@@ -18,47 +19,13 @@ const MaxLine = 16 << 20
 const maxJSONFile = 64 << 20
 
 // errNotRegular is why a record file that exists is not read.
-var errNotRegular = errors.New("not a regular file")
+var errNotRegular = record.ErrNotRegular
 
-// openRegular opens path for reading only if it is a regular file (after
-// symlinks; a symlink loop is an error). A FIFO or a device is refused
-// without ever blocking on it.
-func openRegular(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", path, errNotRegular)
-	}
-	f, err := openNoBlock(path)
-	if err != nil {
-		return nil, err
-	}
-	// The file may have been swapped between Stat and Open.
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, errNotRegular)
-	}
-	return f, nil
-}
+// openRegular and readSmall are the record's safe readers: regular files
+// only, never blocking on a FIFO.
+var openRegular = record.OpenRegular
 
-// readSmall reads a whole regular file of at most maxJSONFile bytes.
-func readSmall(path string) ([]byte, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxJSONFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(b) > maxJSONFile {
-		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxJSONFile>>20)
-	}
-	return b, nil
-}
+func readSmall(path string) ([]byte, error) { return record.ReadRegular(path, maxJSONFile) }
 
 // eachLine calls fn with every non-blank line of a regular file, without
 // its line end. A line longer than MaxLine, or one holding a NUL (a file
