@@ -97,7 +97,10 @@ func startLlama(slotDir string) (*llamaServer, error) {
 	args := []string{"-m", engine.gguf, "--host", "127.0.0.1", "--port", fmt.Sprint(port), "-a", "tiny-llama",
 		"-c", "16384", "-np", "4", "-t", "1", "--metrics", "--no-webui"}
 	if slotDir != "" {
-		args = append(args, "--slot-save-path", slotDir)
+		// Slot erase clears the slots only: llama.cpp's host-memory prompt
+		// cache (--cache-ram, on by default) keeps prompts and restores
+		// them, so the reset test turns it off (docs/real-engine.md).
+		args = append(args, "--slot-save-path", slotDir, "--cache-ram", "0")
 	}
 	log, err := os.CreateTemp("", "llama-server-*.log")
 	if err != nil {
