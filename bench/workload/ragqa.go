@@ -115,14 +115,15 @@ func newRAGQAQuality(p Params) (Workload, error) {
 	if w.samples, err = LoadRAGSamples(path, c.Int("rag_num_samples")); err != nil {
 		return nil, err
 	}
-	if p.Tokenize == nil {
+	tokenize := p.tokenizeFunc()
+	if tokenize == nil {
 		return nil, &UnavailableError{Err: fmt.Errorf("%s needs the engine's /tokenize, and no engine is known", config.RAGQAQuality)}
 	}
 	filler, err := p.vocabulary(ctx, ragFillerWords, p.Seed)
 	if err != nil {
 		return nil, err
 	}
-	base, err := p.Tokenize(ctx, "")
+	base, err := tokenize(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +131,7 @@ func newRAGQAQuality(p Params) (Workload, error) {
 	pad := func(text string) (string, error) {
 		padded := text
 		for try := 0; try <= ragAlignTries; try++ {
-			ids, err := p.Tokenize(ctx, padded)
+			ids, err := tokenize(ctx, padded)
 			if err != nil {
 				return "", err
 			}

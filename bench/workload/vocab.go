@@ -109,11 +109,34 @@ func LearnVocab(ctx context.Context, tokenize TokenizeFunc, n int, seed int64) (
 	return out, nil
 }
 
+// tokenizeFunc is the engine's /tokenize (the one client trace replay
+// uses too), or Params.Tokenize when a test set it; nil when no engine is
+// known. Any failure of it before the run is the engine being unavailable
+// (exit 3: nothing was sent yet).
+func (p Params) tokenizeFunc() TokenizeFunc {
+	tk := p.Tokenize
+	if tk == nil {
+		if p.Engine == nil {
+			return nil
+		}
+		tk = newTokenizer(p.Engine).tokenize
+	}
+	return func(ctx context.Context, text string) ([]uint32, error) {
+		ids, err := tk(ctx, text)
+		var unavailable *UnavailableError
+		if err != nil && !errors.As(err, &unavailable) {
+			err = &UnavailableError{Err: err}
+		}
+		return ids, err
+	}
+}
+
 // vocabulary learns n one-token words through the engine, or says why it
 // cannot (exit 3: nothing was sent).
 func (p Params) vocabulary(ctx context.Context, n int, seed int64) ([]string, error) {
-	if p.Tokenize == nil {
+	tk := p.tokenizeFunc()
+	if tk == nil {
 		return nil, &UnavailableError{Err: errors.New("this workload needs the engine's /tokenize, and no engine is known")}
 	}
-	return LearnVocab(ctx, p.Tokenize, n, seed)
+	return LearnVocab(ctx, tk, n, seed)
 }

@@ -69,9 +69,7 @@ type Params struct {
 	// Lookups reads the LMCache server's lookup counters; nil without
 	// --lmcache-url.
 	Lookups LookupSource
-	// Tokenize asks the engine's /tokenize (kv-tier-pressure and
-	// rag-qa-quality learn one-token words and check lengths with it); nil
-	// when the engine is not known.
+	// Tokenize replaces the engine's /tokenize (tests); nil means Engine's.
 	Tokenize TokenizeFunc
 	// Shard is the share of the run this process sends
 	// (spec/scale-out.md); the zero value and {0, 1} are the whole run.
