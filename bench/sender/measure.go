@@ -81,7 +81,7 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 	if r.Finish.IsZero() {
 		r.Finish = s.submit
 	}
-	submitUnix := unixSeconds(s.submit)
+	submitUnix := UnixSeconds(s.submit)
 	abs := func(t time.Time) float64 { return submitUnix + t.Sub(s.submit).Seconds() }
 	r.SubmitTime = submitUnix
 	r.FinishTime = abs(r.Finish)
@@ -234,8 +234,21 @@ func nearestRank(n, p int) int {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func unixSeconds(t time.Time) float64 {
-	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+// The record's absolute times are one wall-clock reading plus monotonic
+// offsets from it, so the interval between any two of them is what the
+// monotonic clock measured. time.Now reads the two clocks one after the
+// other; a thread descheduled between the reads (a loaded machine, a VM's
+// stolen time) gives that one reading's wall time tens of microseconds of
+// its own, and a stepped wall clock would move half a run.
+var (
+	wallAnchor     = time.Now()
+	wallAnchorUnix = float64(wallAnchor.Unix()) + float64(wallAnchor.Nanosecond())/1e9
+)
+
+// UnixSeconds is t in seconds since the Unix epoch on the record's clock:
+// the process's one wall-clock reading plus t's monotonic offset from it.
+func UnixSeconds(t time.Time) float64 {
+	return wallAnchorUnix + t.Sub(wallAnchor).Seconds()
 }
 
 // CompareFingerprint compares two results' fingerprints: token_sha when

@@ -369,7 +369,7 @@ func TestFirstTokenClock(t *testing.T) {
 		seg{60 * ms, usageChunk(3, 0, 2) + doneEvent},
 	)
 	checkFloat(t, "ttft_s", r.TTFT, 0.040)
-	checkFloat(t, "first_token_time", r.FirstTokenTime, unixSeconds(testSubmit)+0.040)
+	checkFloat(t, "first_token_time", r.FirstTokenTime, UnixSeconds(testSubmit)+0.040)
 	if r.Chunks != 2 || r.ReasoningField != "reasoning" {
 		t.Errorf("chunks %d field %q", r.Chunks, r.ReasoningField)
 	}
@@ -588,7 +588,7 @@ func TestDispatchLagAndTimes(t *testing.T) {
 	req := &Request{ID: "q", Phase: PhaseWarmup, Scheduled: testSubmit.Add(-7 * time.Millisecond)}
 	r := measureSegs(req, 0, seg{10 * time.Millisecond, simple})
 	checkFloat(t, "dispatch_lag_ms", r.DispatchLagMs, 7)
-	checkFloat(t, "scheduled_time", r.ScheduledTime, unixSeconds(testSubmit)-0.007)
+	checkFloat(t, "scheduled_time", r.ScheduledTime, UnixSeconds(testSubmit)-0.007)
 	if r.RequestID != "q" || r.Phase != PhaseWarmup || r.Measured() {
 		t.Errorf("id/phase not carried: %q %q", r.RequestID, r.Phase)
 	}
