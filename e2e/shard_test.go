@@ -148,6 +148,9 @@ func TestShardedRunMergesIntoTheWholeRun(t *testing.T) {
 	if len(shardDirs) != 3 {
 		t.Fatalf("want 3 shard folders, got %v", shardDirs)
 	}
+	// Folder names follow the shards' start order, not their index: put
+	// shard I at shardDirs[I] (the partial merge below leaves out shard 1).
+	slices.SortFunc(shardDirs, func(a, b string) int { return shardIndex(t, a) - shardIndex(t, b) })
 
 	out := filepath.Join(root, "merged")
 	m := testbin.Run(t, 60*time.Second, nil, append([]string{"merge", "--output-dir", out, "--format", "json"}, shardDirs...)...)
@@ -218,4 +221,15 @@ func TestShardedRunMergesIntoTheWholeRun(t *testing.T) {
 	if ce.Code != 2 || !strings.Contains(ce.Stderr, "concurrent-exactness cannot be split") {
 		t.Fatalf("--shard on concurrent-exactness: exit %d\n%s", ce.Code, ce.Stderr)
 	}
+}
+
+// shardIndex is the shard index a run folder's summary records.
+func shardIndex(t *testing.T, dir string) int {
+	t.Helper()
+	sum, _ := readRecord(t, dir)
+	sh, ok := sum["shard"].(map[string]any)
+	if !ok {
+		t.Fatalf("%s: no shard block in the summary", dir)
+	}
+	return int(sh["index"].(float64))
 }
