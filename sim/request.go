@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 )
 
 type endpoint int
@@ -16,11 +18,84 @@ const (
 	endpointCompletions
 )
 
-// wireMessage is a chat message as sent; content may be a string, null or
-// a list of parts.
+// wireMessage is a chat message as sent. Its content is tokenized while
+// the body is decoded (messageContent), so a request never holds its
+// prompt as text beside the body and the ids.
 type wireMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string         `json:"role"`
+	Content messageContent `json:"content"`
+}
+
+// messageContent is a message's content (a string, null or a list of
+// parts whose text parts are joined with newlines) as token ids, or why
+// it is not valid content.
+type messageContent struct {
+	ids []uint32
+	err error
+}
+
+func (c *messageContent) UnmarshalJSON(raw []byte) error {
+	*c = messageContent{}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	switch raw[0] {
+	case '"':
+		c.ids = tokenizeJSONString(withTemplateRoom(nil), raw)
+	case '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			c.err = err
+			return nil
+		}
+		texts := make([]string, 0, len(parts))
+		for _, p := range parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		c.ids = tokenize(withTemplateRoom(nil), strings.Join(texts, "\n"))
+	default:
+		c.err = errors.New("must be a string, null or a list of parts")
+	}
+	return nil
+}
+
+// promptField is a completions prompt: a string or a list of token ids
+// (each an unsigned 32-bit integer) used as is, read while the body is
+// decoded.
+type promptField struct {
+	set bool
+	ids []uint32
+	err error
+}
+
+func (p *promptField) UnmarshalJSON(raw []byte) error {
+	*p = promptField{set: true}
+	p.ids, p.err = promptIDs(raw)
+	return nil
+}
+
+// tokenizeJSONString appends the ids of a valid JSON string literal
+// (quotes included) to dst. The common literal, valid UTF-8 with no
+// escapes, is tokenized where it lies in the body: no copy of the text
+// is made.
+func tokenizeJSONString(dst []uint32, raw []byte) []uint32 {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		if len(inner) == 0 {
+			return dst
+		}
+		// A view for the length of the call: tokenize keeps no piece.
+		return tokenize(dst, unsafe.String(&inner[0], len(inner)))
+	}
+	var s string
+	json.Unmarshal(raw, &s) // valid: the whole body was checked before decoding
+	return tokenize(dst, s)
 }
 
 type streamOptions struct {
@@ -30,18 +105,18 @@ type streamOptions struct {
 // generateRequest holds the fields of both endpoints that the engine uses;
 // everything else is accepted and ignored.
 type generateRequest struct {
-	Model               string          `json:"model"`
-	Messages            []wireMessage   `json:"messages"`
-	Prompt              json.RawMessage `json:"prompt"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *streamOptions  `json:"stream_options"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	MinTokens           int             `json:"min_tokens"`
-	IgnoreEOS           bool            `json:"ignore_eos"`
-	Temperature         *float64        `json:"temperature"`
-	Seed                *int64          `json:"seed"`
-	N                   *int            `json:"n"`
+	Model               string         `json:"model"`
+	Messages            []wireMessage  `json:"messages"`
+	Prompt              promptField    `json:"prompt"`
+	Stream              bool           `json:"stream"`
+	StreamOptions       *streamOptions `json:"stream_options"`
+	MaxTokens           *int           `json:"max_tokens"`
+	MaxCompletionTokens *int           `json:"max_completion_tokens"`
+	MinTokens           int            `json:"min_tokens"`
+	IgnoreEOS           bool           `json:"ignore_eos"`
+	Temperature         *float64       `json:"temperature"`
+	Seed                *int64         `json:"seed"`
+	N                   *int           `json:"n"`
 }
 
 // badRequest is a client error answered with 400.
@@ -51,7 +126,7 @@ func (e badRequest) Error() string { return e.msg }
 
 func badf(format string, a ...any) error { return badRequest{fmt.Sprintf(format, a...)} }
 
-// parseMessages turns wire messages into role and text.
+// parseMessages turns wire messages into roles and token ids.
 func parseMessages(wire []wireMessage) ([]chatMessage, error) {
 	if len(wire) == 0 {
 		return nil, badf("messages must be a non-empty list")
@@ -61,44 +136,12 @@ func parseMessages(wire []wireMessage) ([]chatMessage, error) {
 		if m.Role == "" {
 			return nil, badf("messages[%d].role is required", i)
 		}
-		text, err := messageText(m.Content)
-		if err != nil {
-			return nil, badf("messages[%d].content: %v", i, err)
+		if m.Content.err != nil {
+			return nil, badf("messages[%d].content: %v", i, m.Content.err)
 		}
-		msgs[i] = chatMessage{Role: m.Role, Text: text}
+		msgs[i] = chatMessage{Role: m.Role, IDs: m.Content.ids}
 	}
 	return msgs, nil
-}
-
-// messageText reads content as a string, null, or a list of parts whose
-// text parts are joined with newlines.
-func messageText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	case '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", err
-		}
-		texts := make([]string, 0, len(parts))
-		for _, p := range parts {
-			if p.Type == "text" {
-				texts = append(texts, p.Text)
-			}
-		}
-		return strings.Join(texts, "\n"), nil
-	}
-	return "", errors.New("must be a string, null or a list of parts")
 }
 
 // promptIDs reads a completions prompt: a string, or a list of token ids
@@ -110,11 +153,7 @@ func promptIDs(raw json.RawMessage) ([]uint32, error) {
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badf("prompt: %v", err)
-		}
-		return tokenize(nil, s), nil
+		return tokenizeJSONString(nil, raw), nil
 	case '[':
 		if ids, ok := parseIDList(raw); ok {
 			return ids, nil
@@ -147,24 +186,26 @@ type job struct {
 func (s *Server) parseJob(kind endpoint, req *generateRequest) (*job, error) {
 	j := &job{kind: kind, stream: req.Stream}
 	j.includeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	var err error
 	where := "prompt"
 	switch kind {
 	case endpointChat:
 		if req.Messages == nil {
 			return nil, badf("messages is required")
 		}
-		msgs, perr := parseMessages(req.Messages)
-		if perr != nil {
-			return nil, perr
+		msgs, err := parseMessages(req.Messages)
+		if err != nil {
+			return nil, err
 		}
 		j.ids = applyTemplate(msgs, true)
 		where = "messages"
 	case endpointCompletions:
-		j.ids, err = promptIDs(req.Prompt)
-		if err != nil {
-			return nil, err
+		if !req.Prompt.set {
+			return nil, badf("prompt is required")
 		}
+		if req.Prompt.err != nil {
+			return nil, req.Prompt.err
+		}
+		j.ids = req.Prompt.ids
 	}
 	if len(j.ids) == 0 {
 		return nil, badf("the prompt has no tokens")

@@ -57,7 +57,8 @@ func tokenize(dst []uint32, text string) []uint32 {
 	// of growing copies (a 30 MB prompt is 10 million tokens).
 	n := 0
 	splitPieces(text, func(string) { n++ })
-	dst = slices.Grow(dst, n)
+	// Room for the chat template's end and generation prompt too.
+	dst = slices.Grow(dst, n+1+requestOverhead)
 	splitPieces(text, func(p string) { dst = append(dst, pieceID(p)) })
 	return dst
 }
@@ -138,26 +139,59 @@ func (t *pieceTable) detokenize(ids []uint32) (string, error) {
 	return b.String(), nil
 }
 
-// chatMessage is one message after parsing: its role and its text.
+// chatMessage is one message after parsing: its role and its content's
+// token ids (from withTemplateRoom).
 type chatMessage struct {
 	Role string
-	Text string
+	IDs  []uint32
+}
+
+// withTemplateRoom starts a content's ids with room for the chat
+// template around it: the message header in front, the end and the
+// generation prompt behind, so a one-message request becomes its prompt
+// in place (a 30 MB prompt is ten million ids: no second copy).
+func withTemplateRoom(dst []uint32) []uint32 {
+	return append(dst[:0], 0, 0, 0)
 }
 
 // applyTemplate returns the ids of a chat request: every message as
 // <|start|> role <|sep|> content <|end|>, then the generation prompt
-// <|start|> assistant <|sep|> when addGenerationPrompt is set.
+// <|start|> assistant <|sep|> when addGenerationPrompt is set. The
+// messages' ids are used up: a single message's become the prompt.
 func applyTemplate(msgs []chatMessage, addGenerationPrompt bool) []uint32 {
-	ids := make([]uint32, 0, 64)
-	for _, m := range msgs {
-		ids = append(ids, tokStart, roleID(m.Role), tokSep)
-		ids = tokenize(ids, m.Text)
+	if len(msgs) == 1 && len(msgs[0].IDs) >= messageOverhead-1 {
+		ids := msgs[0].IDs
+		ids[0], ids[1], ids[2] = tokStart, roleID(msgs[0].Role), tokSep
 		ids = append(ids, tokEnd)
+		if addGenerationPrompt {
+			ids = append(ids, tokStart, roleID("assistant"), tokSep)
+		}
+		msgs[0].IDs = nil
+		return ids
+	}
+	n := requestOverhead
+	for _, m := range msgs {
+		n += len(m.IDs) + 1
+	}
+	ids := make([]uint32, 0, n)
+	for i, m := range msgs {
+		ids = append(ids, tokStart, roleID(m.Role), tokSep)
+		ids = append(ids, contentIDs(m.IDs)...)
+		ids = append(ids, tokEnd)
+		msgs[i].IDs = nil
 	}
 	if addGenerationPrompt {
 		ids = append(ids, tokStart, roleID("assistant"), tokSep)
 	}
 	return ids
+}
+
+// contentIDs is a content's ids without the template room in front.
+func contentIDs(ids []uint32) []uint32 {
+	if len(ids) < messageOverhead-1 {
+		return nil // null content: no room was made
+	}
+	return ids[messageOverhead-1:]
 }
 
 // FNV-1a, 64 bits, over little-endian uint64/uint32 words, inlined so
