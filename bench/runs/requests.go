@@ -267,8 +267,8 @@ func (x *Index) Window(lines []int32) ([]sender.Result, error) {
 			return nil, fmt.Errorf("read %s: %w", x.Path, err)
 		}
 		if err := json.Unmarshal(buf, &out[i]); err != nil {
-			// The index's scanner checks structure, not every literal: a
-			// line it took that the decoder refuses is shown as such.
+			// The index reads only its own fields: a line it took whose
+			// other fields do not decode as a result is shown as such.
 			detail := err.Error()
 			out[i] = sender.Result{RequestID: fmt.Sprintf("(unreadable line at byte %d)", x.offsets[n]),
 				CacheState: sender.StateUnverified, ErrorDetail: &detail}

@@ -1,11 +1,11 @@
 package runs
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/internal/jsonscan"
 )
 
 // indexLine is the part of a requests.jsonl line the index needs.
@@ -27,14 +27,18 @@ type indexLine struct {
 }
 
 // scratch holds the values the pointers of an indexLine point to when
-// the fast scanner filled it, so a line costs no allocation.
+// the fast scanner filled it, so a line costs no allocation, and the
+// scanner with its buffers, reused from line to line.
 type scratch struct {
 	ttft                       float64
 	prompt, cached, completion int
+	s                          jsonscan.Scanner
+	str                        []byte // a decoded string value
 }
 
-// parseLine reads one line into l: the fast scanner first, encoding/json
-// when the line needs more than it handles (escapes in a field it reads).
+// parseLine reads one line into l as encoding/json would: the fast
+// scanner, or encoding/json itself for what the scanner leaves to it (a
+// key that only matches case-insensitively, a value of the wrong type).
 // ok is false for a line that is not a JSON object with a request_id.
 func parseLine(b []byte, l *indexLine, sc *scratch) bool {
 	*l = indexLine{}
@@ -53,86 +57,79 @@ type scanResult int
 const (
 	scanOK scanResult = iota
 	scanBad
-	scanSlow // valid-looking, but needs the full decoder
+	scanSlow // valid so far, but the full decoder must decide
 )
 
-// scanLine is a single-pass reader of a flat JSON object that picks the
-// index's fields without allocating (but for the strings it keeps). Values
-// it does not need are skipped, nested ones included. ttft is where ttft_s
-// and the token counts are stored in sc when they are numbers (l's
+// scanLine reads one line with the validating scanner of
+// internal/jsonscan and picks the index's fields without allocating (but
+// for the strings it keeps); everything else is validated and skipped.
+// ttft_s and the token counts are stored in sc when they are numbers (l's
 // pointers then point there).
 func scanLine(b []byte, l *indexLine, sc *scratch) scanResult {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	s := &sc.s
+	s.Reset(b)
+	if s.Peek() != '{' {
+		// encoding/json refuses anything but an object (null leaves the
+		// line without a request_id).
 		return scanBad
 	}
-	i++
-	first := true
-	for {
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return scanBad
+	slow := false
+	ok := s.Object(func(key []byte) bool {
+		if !exactKey(key) {
+			slow = true
+			return false
 		}
-		if b[i] == '}' {
-			if skipWS(b, i+1) != len(b) {
-				return scanBad
-			}
-			return scanOK
-		}
-		if !first {
-			if b[i] != ',' {
-				return scanBad
-			}
-			i = skipWS(b, i+1)
-		}
-		first = false
-		key, next, esc, ok := scanString(b, i)
-		if !ok {
-			return scanBad
-		}
-		if esc {
-			return scanSlow
-		}
-		i = skipWS(b, next)
-		if i >= len(b) || b[i] != ':' {
-			return scanBad
-		}
-		i = skipWS(b, i+1)
-		if i >= len(b) {
-			return scanBad
-		}
-		start := i
-		var r scanResult
-		if i, r = skipValue(b, i); r != scanOK {
-			return r
-		}
-		val := b[start:i]
+		var ok bool
 		switch string(key) {
 		case "request_id", "phase", "cache_state":
-			s, ok := stringValue(val)
-			if !ok {
-				return scanSlow
+			switch s.Peek() {
+			case 'n':
+				return s.Lit("null") // null leaves a string as it is
+			case '"':
+			default:
+				slow = true
+				return false
+			}
+			if sc.str, ok = s.AppendStr(sc.str[:0]); !ok {
+				return false
 			}
 			switch string(key) {
 			case "request_id":
-				l.hasID = len(s) > 0
+				l.hasID = len(sc.str) > 0
 			case "phase":
-				l.Phase = intern(s, phases)
+				l.Phase = intern(sc.str, phases)
 			default:
-				l.CacheState = intern(s, cacheStates)
+				l.CacheState = intern(sc.str, cacheStates)
 			}
+			return true
 		case "successful":
-			l.Successful = string(val) == "true"
+			switch s.Peek() {
+			case 't':
+				l.Successful = true
+				return s.Lit("true")
+			case 'f':
+				l.Successful = false
+				return s.Lit("false")
+			case 'n':
+				return s.Lit("null")
+			}
 		case "submit_time", "finish_time", "ttft_s":
-			if string(val) == "null" {
+			if s.Peek() == 'n' {
 				if string(key) == "ttft_s" {
 					l.TTFT = nil
 				}
-				continue
+				return s.Lit("null")
 			}
-			v, err := strconv.ParseFloat(string(val), 64)
+			raw, isNum := number(s)
+			if !isNum {
+				break
+			}
+			if raw == nil {
+				return false
+			}
+			v, err := strconv.ParseFloat(string(raw), 64)
 			if err != nil {
-				return scanSlow
+				break // out of range: the decoder refuses it
 			}
 			switch string(key) {
 			case "submit_time":
@@ -143,26 +140,33 @@ func scanLine(b []byte, l *indexLine, sc *scratch) scanResult {
 				sc.ttft = v
 				l.TTFT = &sc.ttft
 			}
+			return true
 		case "prompt_tokens", "cached_tokens", "completion_tokens", "chunks":
 			var dst **int
 			switch string(key) {
 			case "prompt_tokens":
-				dst, sc.prompt = &l.PromptTokens, 0
+				dst = &l.PromptTokens
 			case "cached_tokens":
-				dst, sc.cached = &l.CachedTokens, 0
+				dst = &l.CachedTokens
 			case "completion_tokens":
-				dst, sc.completion = &l.CompletionTokens, 0
+				dst = &l.CompletionTokens
 			}
-			if string(val) == "null" {
+			if s.Peek() == 'n' {
 				if dst != nil {
 					*dst = nil
 				}
-				continue
+				return s.Lit("null")
 			}
-			v, err := strconv.Atoi(string(val))
+			raw, isNum := number(s)
+			if !isNum {
+				break
+			}
+			if raw == nil {
+				return false
+			}
+			v, err := strconv.Atoi(string(raw))
 			if err != nil {
-				// Not an integer: the decoder decides (it refuses the line).
-				return scanSlow
+				break // 8.0, 1e3 or too large: the decoder refuses it
 			}
 			switch string(key) {
 			case "prompt_tokens":
@@ -174,45 +178,49 @@ func scanLine(b []byte, l *indexLine, sc *scratch) scanResult {
 			default:
 				l.Chunks = v
 			}
+			return true
+		default:
+			return s.Skip()
 		}
-	}
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// scanString reads the string starting at b[i] == '"': its raw content,
-// the index after the closing quote, whether it holds an escape.
-func scanString(b []byte, i int) (raw []byte, next int, esc, ok bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, i, false, false
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			esc = true
-			j++
-		case '"':
-			return b[i+1 : j], j + 1, esc, true
+		// A value of the wrong type for its field: the decoder refuses
+		// the line if it is JSON at all.
+		if !s.Skip() {
+			return false
 		}
+		slow = true
+		return false
+	})
+	switch {
+	case slow:
+		return scanSlow
+	case !ok || !s.End():
+		return scanBad
 	}
-	return nil, len(b), esc, false
+	return scanOK
 }
 
-// stringValue is the content of a JSON string value without escapes
-// (null is empty); ok is false for anything else.
-func stringValue(v []byte) ([]byte, bool) {
-	if string(v) == "null" {
-		return nil, true
-	}
-	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v[1:len(v)-1], '\\') >= 0 {
+// number reads the number at the scanner's position and returns its
+// text; isNum is false (nothing read) when the value is not a number, raw
+// nil when it is a malformed one.
+func number(s *jsonscan.Scanner) (raw []byte, isNum bool) {
+	if c := s.Peek(); c != '-' && (c < '0' || c > '9') {
 		return nil, false
 	}
-	return v[1 : len(v)-1], true
+	raw, _ = s.NumText()
+	return raw, true
+}
+
+// exactKey reports whether key can only match a field by exact
+// comparison: encoding/json also matches names case-insensitively
+// (Unicode folding included), which only matters for keys with
+// upper-case or non-ASCII letters.
+func exactKey(key []byte) bool {
+	for _, c := range key {
+		if 'A' <= c && c <= 'Z' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 var (
@@ -230,50 +238,4 @@ func intern(raw []byte, known []string) string {
 		}
 	}
 	return string(raw)
-}
-
-// skipValue moves past the value at b[i].
-func skipValue(b []byte, i int) (int, scanResult) {
-	switch c := b[i]; {
-	case c == '"':
-		_, next, _, ok := scanString(b, i)
-		if !ok {
-			return i, scanBad
-		}
-		return next, scanOK
-	case c == '{' || c == '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				_, next, _, ok := scanString(b, j)
-				if !ok {
-					return j, scanBad
-				}
-				j = next - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, scanOK
-				}
-			}
-		}
-		return len(b), scanBad
-	case c == 't' || c == 'f' || c == 'n':
-		for _, lit := range []string{"true", "false", "null"} {
-			if bytes.HasPrefix(b[i:], []byte(lit)) {
-				return i + len(lit), scanOK
-			}
-		}
-		return i, scanBad
-	case c == '-' || c >= '0' && c <= '9':
-		j := i + 1
-		for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
-			j++
-		}
-		return j, scanOK
-	}
-	return i, scanBad
 }

@@ -1,5 +1,7 @@
 package sender
 
+import "github.com/kvbench/kvbench/internal/jsonscan"
+
 // States of a token count read from usage or timings.
 const (
 	countAbsent  = iota // the field is not there
@@ -81,16 +83,16 @@ func (c *chunk) templateOK() bool {
 // validates the rest. It reports false for anything that is not a valid
 // JSON object. A member repeated in one object counts once, the last one
 // winning, as in Python's json module.
-func parseChunk(s *scanner, c *chunk, data []byte) bool {
-	s.reset(data)
+func parseChunk(s *jsonscan.Scanner, c *chunk, data []byte) bool {
+	s.Reset(data)
 	c.choice, c.hasFinish, c.hasUsage, c.hasTimings, c.hasTokenSHA = false, false, false, false, false
 	c.isError, c.errKey, c.objErr = false, false, false
 	c.nChoicesKeys, c.nChoices, c.nDeltas, c.nSrcKeys, c.nReasonKeys, c.srcStr = 0, 0, 0, 0, 0, false
 	c.content, c.reasoning, c.reasoningField = c.content[:0], c.reasoning[:0], ""
-	if s.peek() != '{' {
+	if s.Peek() != '{' {
 		return false
 	}
-	ok := s.object(func(k []byte) bool {
+	ok := s.Object(func(k []byte) bool {
 		switch string(k) {
 		case "choices":
 			c.nChoicesKeys++
@@ -102,73 +104,73 @@ func parseChunk(s *scanner, c *chunk, data []byte) bool {
 		case "tensorfold":
 			return parseTensorfold(s, c)
 		case "error":
-			c.errKey = s.peek() != 'n'
-			return s.skip()
+			c.errKey = s.Peek() != 'n'
+			return s.Skip()
 		case "object":
 			c.objErr = false
-			if s.peek() != '"' {
-				return s.skip()
+			if s.Peek() != '"' {
+				return s.Skip()
 			}
-			raw, _, ok := s.str()
+			raw, _, ok := s.Str()
 			c.objErr = string(raw) == "error"
 			return ok
 		}
-		return s.skip()
+		return s.Skip()
 	})
 	if !ok {
 		return false
 	}
 	c.isError = c.errKey || c.objErr
-	return s.end()
+	return s.End()
 }
 
-func parseChoices(s *scanner, c *chunk) bool {
+func parseChoices(s *jsonscan.Scanner, c *chunk) bool {
 	c.choice, c.hasFinish = false, false
 	c.content, c.reasoning, c.reasoningField = c.content[:0], c.reasoning[:0], ""
-	if s.peek() != '[' {
-		return s.skip()
+	if s.Peek() != '[' {
+		return s.Skip()
 	}
-	return s.array(func() bool {
+	return s.Array(func() bool {
 		c.choice = true
 		c.nChoices++
-		if s.peek() == '{' {
+		if s.Peek() == '{' {
 			return parseChoice(s, c)
 		}
-		return s.skip()
+		return s.Skip()
 	})
 }
 
-func parseChoice(s *scanner, c *chunk) bool {
+func parseChoice(s *jsonscan.Scanner, c *chunk) bool {
 	cm, rm, field := len(c.content), len(c.reasoning), c.reasoningField
 	c.text = c.text[:0]
-	ok := s.object(func(k []byte) bool {
+	ok := s.Object(func(k []byte) bool {
 		switch string(k) {
 		case "delta":
 			c.nDeltas++
 			c.content, c.reasoning, c.reasoningField = c.content[:cm], c.reasoning[:rm], field
-			if s.peek() == '{' {
+			if s.Peek() == '{' {
 				return parseDelta(s, c)
 			}
 		case "text":
 			c.text = c.text[:0]
 			c.nSrcKeys++
-			c.srcStr = s.peek() == '"'
+			c.srcStr = s.Peek() == '"'
 			if c.srcStr {
 				var ok bool
-				c.srcStart = s.i + 1
-				c.text, ok = s.appendStr(c.text)
-				c.srcEnd = s.i - 1
+				c.srcStart = s.Pos() + 1
+				c.text, ok = s.AppendStr(c.text)
+				c.srcEnd = s.Pos() - 1
 				return ok
 			}
 		case "finish_reason":
-			if s.peek() == '"' {
+			if s.Peek() == '"' {
 				var ok bool
-				c.finish, ok = s.appendStr(c.finish[:0])
+				c.finish, ok = s.AppendStr(c.finish[:0])
 				c.hasFinish = true
 				return ok
 			}
 		}
-		return s.skip()
+		return s.Skip()
 	})
 	if !ok {
 		return false
@@ -179,38 +181,38 @@ func parseChoice(s *scanner, c *chunk) bool {
 
 // parseDelta reads content, and one reasoning field per delta:
 // reasoning_content when it is a non-empty string, else reasoning.
-func parseDelta(s *scanner, c *chunk) bool {
+func parseDelta(s *jsonscan.Scanner, c *chunk) bool {
 	cm, mark := len(c.content), len(c.reasoning)
 	c.alt = c.alt[:0]
-	ok := s.object(func(k []byte) bool {
+	ok := s.Object(func(k []byte) bool {
 		var ok bool
 		switch string(k) {
 		case "content":
 			c.content = c.content[:cm]
 			c.nSrcKeys++
-			c.srcStr = s.peek() == '"'
+			c.srcStr = s.Peek() == '"'
 			if c.srcStr {
-				c.srcStart = s.i + 1
-				c.content, ok = s.appendStr(c.content)
-				c.srcEnd = s.i - 1
+				c.srcStart = s.Pos() + 1
+				c.content, ok = s.AppendStr(c.content)
+				c.srcEnd = s.Pos() - 1
 				return ok
 			}
 		case "reasoning_content":
 			c.nReasonKeys++
 			c.reasoning = c.reasoning[:mark]
-			if s.peek() == '"' {
-				c.reasoning, ok = s.appendStr(c.reasoning)
+			if s.Peek() == '"' {
+				c.reasoning, ok = s.AppendStr(c.reasoning)
 				return ok
 			}
 		case "reasoning":
 			c.nReasonKeys++
 			c.alt = c.alt[:0]
-			if s.peek() == '"' {
-				c.alt, ok = s.appendStr(c.alt[:0])
+			if s.Peek() == '"' {
+				c.alt, ok = s.AppendStr(c.alt[:0])
 				return ok
 			}
 		}
-		return s.skip()
+		return s.Skip()
 	})
 	if !ok {
 		return false
@@ -231,20 +233,20 @@ func parseDelta(s *scanner, c *chunk) bool {
 
 // parseUsage keeps the usage object of this chunk; a null usage is no
 // usage, any other non-object makes every count invalid.
-func parseUsage(s *scanner, c *chunk) bool {
+func parseUsage(s *jsonscan.Scanner, c *chunk) bool {
 	c.hasUsage = false
-	switch s.peek() {
+	switch s.Peek() {
 	case 'n':
-		return s.lit("null")
+		return s.Lit("null")
 	case '{':
 	default:
 		c.hasUsage = true
 		c.usage = usage{count{st: countInvalid}, count{st: countInvalid}, count{st: countInvalid}}
-		return s.skip()
+		return s.Skip()
 	}
 	c.hasUsage = true
 	c.usage = usage{}
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		var ok bool
 		switch string(k) {
 		case "prompt_tokens":
@@ -254,25 +256,25 @@ func parseUsage(s *scanner, c *chunk) bool {
 		case "prompt_tokens_details":
 			ok = parseDetails(s, c)
 		default:
-			ok = s.skip()
+			ok = s.Skip()
 		}
 		return ok
 	})
 }
 
-func parseDetails(s *scanner, c *chunk) bool {
+func parseDetails(s *jsonscan.Scanner, c *chunk) bool {
 	c.usage.cached = count{}
-	switch s.peek() {
+	switch s.Peek() {
 	case 'n':
-		return s.lit("null")
+		return s.Lit("null")
 	case '{':
 	default:
 		c.usage.cached.st = countInvalid
-		return s.skip()
+		return s.Skip()
 	}
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		if string(k) != "cached_tokens" {
-			return s.skip()
+			return s.Skip()
 		}
 		var ok bool
 		c.usage.cached, ok = readCount(s)
@@ -281,16 +283,16 @@ func parseDetails(s *scanner, c *chunk) bool {
 }
 
 // parseTimings reads llama.cpp's timings.cache_n.
-func parseTimings(s *scanner, c *chunk) bool {
+func parseTimings(s *jsonscan.Scanner, c *chunk) bool {
 	c.hasTimings = false
-	if s.peek() != '{' {
-		return s.skip()
+	if s.Peek() != '{' {
+		return s.Skip()
 	}
 	c.hasTimings = true
 	c.cacheN = count{}
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		if string(k) != "cache_n" {
-			return s.skip()
+			return s.Skip()
 		}
 		var ok bool
 		c.cacheN, ok = readCount(s)
@@ -299,32 +301,32 @@ func parseTimings(s *scanner, c *chunk) bool {
 }
 
 // parseTensorfold reads tensorfold.token_sha.
-func parseTensorfold(s *scanner, c *chunk) bool {
+func parseTensorfold(s *jsonscan.Scanner, c *chunk) bool {
 	c.hasTokenSHA = false
-	if s.peek() != '{' {
-		return s.skip()
+	if s.Peek() != '{' {
+		return s.Skip()
 	}
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		if string(k) != "token_sha" {
-			return s.skip()
+			return s.Skip()
 		}
-		c.hasTokenSHA = s.peek() == '"'
+		c.hasTokenSHA = s.Peek() == '"'
 		if !c.hasTokenSHA {
-			return s.skip()
+			return s.Skip()
 		}
 		var ok bool
-		c.tokenSHA, ok = s.appendStr(c.tokenSHA[:0])
+		c.tokenSHA, ok = s.AppendStr(c.tokenSHA[:0])
 		return ok
 	})
 }
 
 // readCount reads a token count value of any JSON type.
-func readCount(s *scanner) (count, bool) {
-	switch c := s.peek(); {
+func readCount(s *jsonscan.Scanner) (count, bool) {
+	switch c := s.Peek(); {
 	case c == 'n':
-		return count{st: countNull}, s.lit("null")
+		return count{st: countNull}, s.Lit("null")
 	case c == '-' || ('0' <= c && c <= '9'):
-		neg, integer, v, overflow, ok := s.num()
+		neg, integer, v, overflow, ok := s.Num()
 		if !ok {
 			return count{}, false
 		}
@@ -333,7 +335,7 @@ func readCount(s *scanner) (count, bool) {
 		}
 		return count{v: int(v), st: countValid}, true
 	default:
-		return count{st: countInvalid}, s.skip()
+		return count{st: countInvalid}, s.Skip()
 	}
 }
 

@@ -13,9 +13,9 @@
 // The stream path is built for thousands of concurrent streams: per chunk
 // there is no allocation, goroutine, channel send or lock. A pooled state
 // per request holds the read buffer, the two SHA-256 hashers and the chunk
-// arrival times; chunks are decoded by a validating JSON scanner that only
-// extracts the fields the record needs; the idle watchdog costs one atomic
-// store per read.
+// arrival times; chunks are decoded (chunk.go) by the validating JSON
+// scanner of internal/jsonscan, extracting only the fields the record
+// needs; the idle watchdog costs one atomic store per read.
 //
 // Where spec/record.md leaves room, this package decides:
 //

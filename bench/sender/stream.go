@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/jsonscan"
 )
 
 // Error codes of a Result (spec/record.md), plus this package's additions
@@ -76,7 +78,7 @@ type stream struct {
 	evData  bool
 	evError bool
 
-	sc scanner
+	sc jsonscan.Scanner
 	ch chunk
 
 	// tmpl is the last chunk that can serve as a template: a chunk equal
@@ -430,16 +432,16 @@ func (s *stream) fastChunk(data []byte) bool {
 		return false
 	}
 	sc := &s.sc
-	sc.reset(data)
-	sc.i = len(prefix) - 1 // the opening quote
-	raw, flags, ok := sc.str()
-	if !ok || !bytes.Equal(data[sc.i-1:], suffix) {
+	sc.Reset(data)
+	sc.Seek(len(prefix) - 1) // the opening quote
+	raw, flags, ok := sc.Str()
+	if !ok || !bytes.Equal(data[sc.Pos()-1:], suffix) {
 		return false
 	}
 	c := &s.ch
 	c.choice, c.hasFinish, c.hasUsage, c.hasTimings, c.hasTokenSHA, c.isError = true, false, false, false, false, false
 	c.reasoning, c.reasoningField = c.reasoning[:0], ""
-	c.content = appendDecoded(c.content[:0], raw, flags)
+	c.content = jsonscan.AppendDecoded(c.content[:0], raw, flags)
 	return true
 }
 

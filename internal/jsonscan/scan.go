@@ -1,4 +1,14 @@
-package sender
+// Package jsonscan is kvbench's one hand-written JSON reader, shared by
+// the client's stream parser (bench/sender: every SSE chunk, on the hot
+// path) and the runs explorer's requests.jsonl index (bench/runs). It
+// validates exactly what encoding/json accepts (same nesting limit, no
+// UTF-8 check on skipped strings) but decodes only what the caller asks
+// for and never allocates: strings come back as slices of the input when
+// they need no decoding. FuzzScanner holds it to encoding/json.
+//
+// A caller walks one document: Peek at the next byte, then read the value
+// it announces (Str or AppendStr, Num, Lit, Object, Array) or Skip it.
+package jsonscan
 
 import (
 	"encoding/binary"
@@ -7,20 +17,16 @@ import (
 	"unicode/utf8"
 )
 
-// scanner is a validating JSON reader over one SSE event's data. It
-// accepts exactly what encoding/json accepts (same nesting limit, no UTF-8
-// check on skipped strings) but decodes only what the caller asks for and
-// never allocates: strings come back as slices of the input when they need
-// no decoding.
-type scanner struct {
+// Scanner reads one JSON document; the zero value is ready after Reset.
+type Scanner struct {
 	b      []byte
 	i      int
 	depth  int
 	keyBuf []byte // decoded keys that held escapes
 }
 
-// maxDepth is encoding/json's nesting limit.
-const maxDepth = 10000
+// MaxDepth is encoding/json's nesting limit.
+const MaxDepth = 10000
 
 // Classes of bytes inside a JSON string.
 const (
@@ -43,17 +49,27 @@ var strClass = func() (t [256]uint8) {
 	return t
 }()
 
-// Flags of a scanned string.
+// Flags say what a string's raw bytes need before they are its value.
+type Flags uint8
+
 const (
-	strEscaped = 1 << iota // holds backslash escapes
-	strHigh                // holds bytes >= 0x80 (UTF-8 to check)
+	Escaped Flags = 1 << iota // holds backslash escapes
+	High                      // holds bytes >= 0x80 (UTF-8 to check)
 )
 
-func (s *scanner) reset(b []byte) {
+// Reset starts reading b from its first byte.
+func (s *Scanner) Reset(b []byte) {
 	s.b, s.i, s.depth = b, 0, 0
 }
 
-func (s *scanner) ws() {
+// Pos is the offset in the document of the next byte to read.
+func (s *Scanner) Pos() int { return s.i }
+
+// Seek moves to offset i, which must start a value (or be where a value
+// just ended) at the current nesting depth.
+func (s *Scanner) Seek(i int) { s.i = i }
+
+func (s *Scanner) ws() {
 	i := s.i
 	for i < len(s.b) && s.b[i] <= ' ' {
 		switch s.b[i] {
@@ -67,9 +83,9 @@ func (s *scanner) ws() {
 	s.i = i
 }
 
-// peek skips whitespace and returns the next byte, 0 at the end. Engines
+// Peek skips whitespace and returns the next byte, 0 at the end. Engines
 // send compact JSON, so the first test nearly always settles it.
-func (s *scanner) peek() byte {
+func (s *Scanner) Peek() byte {
 	if s.i < len(s.b) && s.b[s.i] > ' ' {
 		return s.b[s.i]
 	}
@@ -80,9 +96,10 @@ func (s *scanner) peek() byte {
 	return 0
 }
 
-// str reads the string starting at s.i (a quote) and returns its raw bytes
-// between the quotes with flags saying whether they need decoding.
-func (s *scanner) str() (raw []byte, flags uint8, ok bool) {
+// Str reads the string at Pos (a quote) and returns its raw bytes between
+// the quotes, a slice of the input, with flags saying whether they need
+// decoding (AppendDecoded).
+func (s *Scanner) Str() (raw []byte, flags Flags, ok bool) {
 	b := s.b
 	i := s.i + 1
 	start := i
@@ -107,7 +124,7 @@ func (s *scanner) str() (raw []byte, flags uint8, ok bool) {
 			s.i = i + 1
 			return b[start:i], flags, true
 		case sEscape:
-			flags |= strEscaped
+			flags |= Escaped
 			if i+1 >= len(b) {
 				return nil, 0, false
 			}
@@ -125,7 +142,7 @@ func (s *scanner) str() (raw []byte, flags uint8, ok bool) {
 		case sControl:
 			return nil, 0, false
 		default: // sHigh
-			flags |= strHigh
+			flags |= High
 			i++
 		}
 	}
@@ -145,13 +162,13 @@ func special8(x uint64) uint64 {
 	return ((q-lsb8) & ^q | (bs-lsb8) & ^bs | (x-lsb8*0x20) & ^x | x) & msb8
 }
 
-// appendStr reads a string and appends its decoded value to dst.
-func (s *scanner) appendStr(dst []byte) ([]byte, bool) {
-	raw, flags, ok := s.str()
+// AppendStr reads the string at Pos and appends its decoded value to dst.
+func (s *Scanner) AppendStr(dst []byte) ([]byte, bool) {
+	raw, flags, ok := s.Str()
 	if !ok {
 		return dst, false
 	}
-	return appendDecoded(dst, raw, flags), true
+	return AppendDecoded(dst, raw, flags), true
 }
 
 func isHex4(b []byte) bool {
@@ -186,11 +203,11 @@ func getu4(b []byte) rune {
 	return r
 }
 
-// appendDecoded appends the value of a validated string body: escapes
+// AppendDecoded appends the value of a validated string body: escapes
 // resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD as
 // encoding/json does.
-func appendDecoded(dst, raw []byte, flags uint8) []byte {
-	if flags == 0 || (flags == strHigh && utf8.Valid(raw)) {
+func AppendDecoded(dst, raw []byte, flags Flags) []byte {
+	if flags == 0 || (flags == High && utf8.Valid(raw)) {
 		return append(dst, raw...)
 	}
 	for r := 0; r < len(raw); {
@@ -243,9 +260,11 @@ func appendDecoded(dst, raw []byte, flags uint8) []byte {
 	return dst
 }
 
-// num reads a number. integer is false when it has a fraction or an
-// exponent; v is its magnitude when integer and not overflowed.
-func (s *scanner) num() (neg, integer bool, v uint64, overflow, ok bool) {
+// Num reads a number. integer is false when it has a fraction or an
+// exponent; v is its magnitude when integer and not overflowed (beyond
+// 2^63-1). Its text is the input from the Pos before the call to the Pos
+// after it.
+func (s *Scanner) Num() (neg, integer bool, v uint64, overflow, ok bool) {
 	b := s.b
 	i := s.i
 	if i < len(b) && b[i] == '-' {
@@ -302,7 +321,17 @@ func (s *scanner) num() (neg, integer bool, v uint64, overflow, ok bool) {
 	return
 }
 
-func (s *scanner) lit(word string) bool {
+// NumText reads a number and returns its text, a slice of the input.
+func (s *Scanner) NumText() ([]byte, bool) {
+	start := s.i
+	if _, _, _, _, ok := s.Num(); !ok {
+		return nil, false
+	}
+	return s.b[start:s.i], true
+}
+
+// Lit reads the literal word (true, false or null) at Pos.
+func (s *Scanner) Lit(word string) bool {
 	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
 		return false
 	}
@@ -310,35 +339,35 @@ func (s *scanner) lit(word string) bool {
 	return true
 }
 
-// skip validates and steps over one value.
-func (s *scanner) skip() bool {
-	switch c := s.peek(); c {
+// Skip validates and steps over one value.
+func (s *Scanner) Skip() bool {
+	switch c := s.Peek(); c {
 	case '"':
-		_, _, ok := s.str()
+		_, _, ok := s.Str()
 		return ok
 	case '{':
-		return s.object(func([]byte) bool { return s.skip() })
+		return s.Object(func([]byte) bool { return s.Skip() })
 	case '[':
-		return s.array(s.skip)
+		return s.Array(s.Skip)
 	case 't':
-		return s.lit("true")
+		return s.Lit("true")
 	case 'f':
-		return s.lit("false")
+		return s.Lit("false")
 	case 'n':
-		return s.lit("null")
+		return s.Lit("null")
 	default:
 		if c == '-' || ('0' <= c && c <= '9') {
-			_, _, _, _, ok := s.num()
+			_, _, _, _, ok := s.Num()
 			return ok
 		}
 		return false
 	}
 }
 
-// object reads the object at s.i (a '{'), calling member with the name of
+// Object reads the object at Pos (a '{'), calling member with the name of
 // each member in turn, valid only during the call; member reads the value
 // and reports whether it was valid.
-func (s *scanner) object(member func(key []byte) bool) bool {
+func (s *Scanner) Object(member func(key []byte) bool) bool {
 	empty, ok := s.open('}')
 	if !ok {
 		return false
@@ -357,9 +386,9 @@ func (s *scanner) object(member func(key []byte) bool) bool {
 	return true
 }
 
-// array reads the array at s.i (a '['), calling elem for each element in
+// Array reads the array at Pos (a '['), calling elem for each element in
 // turn; elem reads the element and reports whether it was valid.
-func (s *scanner) array(elem func() bool) bool {
+func (s *Scanner) Array(elem func() bool) bool {
 	empty, ok := s.open(']')
 	if !ok {
 		return false
@@ -377,14 +406,14 @@ func (s *scanner) array(elem func() bool) bool {
 	return true
 }
 
-// open consumes the '{' or '[' at s.i and reports an empty object or
+// open consumes the '{' or '[' at Pos and reports an empty object or
 // array: closing is its '}' or ']'.
-func (s *scanner) open(closing byte) (empty, ok bool) {
-	if s.depth++; s.depth > maxDepth {
+func (s *Scanner) open(closing byte) (empty, ok bool) {
+	if s.depth++; s.depth > MaxDepth {
 		return false, false
 	}
 	s.i++
-	if s.peek() == closing {
+	if s.Peek() == closing {
 		s.i++
 		s.depth--
 		return true, true
@@ -394,19 +423,19 @@ func (s *scanner) open(closing byte) (empty, ok bool) {
 
 // key reads a member name and its colon; the name is valid until the next
 // call.
-func (s *scanner) key() ([]byte, bool) {
-	if s.peek() != '"' {
+func (s *Scanner) key() ([]byte, bool) {
+	if s.Peek() != '"' {
 		return nil, false
 	}
-	raw, flags, ok := s.str()
+	raw, flags, ok := s.Str()
 	if !ok {
 		return nil, false
 	}
 	if flags != 0 {
-		s.keyBuf = appendDecoded(s.keyBuf[:0], raw, flags)
+		s.keyBuf = AppendDecoded(s.keyBuf[:0], raw, flags)
 		raw = s.keyBuf
 	}
-	if s.peek() != ':' {
+	if s.Peek() != ':' {
 		return nil, false
 	}
 	s.i++
@@ -415,8 +444,8 @@ func (s *scanner) key() ([]byte, bool) {
 
 // next consumes the ',' or the closing '}' or ']' after a member or an
 // element.
-func (s *scanner) next(closing byte) (more, ok bool) {
-	switch s.peek() {
+func (s *Scanner) next(closing byte) (more, ok bool) {
+	switch s.Peek() {
 	case ',':
 		s.i++
 		return true, true
@@ -428,8 +457,8 @@ func (s *scanner) next(closing byte) (more, ok bool) {
 	return false, false
 }
 
-// end reports whether only whitespace is left.
-func (s *scanner) end() bool {
+// End reports whether only whitespace is left.
+func (s *Scanner) End() bool {
 	s.ws()
 	return s.i == len(s.b)
 }
