@@ -60,6 +60,16 @@ type Comparison struct {
 	A, B    *Detail
 	Figures []Figure
 	Config  []ConfigDiff
+	// Quality pairs the answer scores of rag-qa-quality runs (nil when
+	// neither run is one); CompareNamed reads it.
+	Quality *QualityComparison
+}
+
+// Swapped is the comparison with A and B exchanged, read files kept.
+func (c *Comparison) Swapped() *Comparison {
+	s := Compare(c.B, c.A)
+	s.Quality = c.Quality.swapped()
+	return s
 }
 
 type figureDef struct {
@@ -483,6 +493,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		rows = append(rows, []string{f.LabelWithUnit(), FormatValue(f.A, f.Unit), FormatValue(f.B, f.Unit), FormatDelta(f), VerdictMark(f.Verdict)})
 	}
 	flush()
+	if c.Quality != nil {
+		c.Quality.writeText(&b)
+	}
 	b.WriteString("\nConfig differences\n")
 	if len(c.Config) == 0 {
 		b.WriteString("  none\n")
@@ -564,5 +577,7 @@ func CompareNamed(runsDir, a, b string) (*Comparison, error) {
 			return nil, err
 		}
 	}
-	return Compare(ds[0], ds[1]), nil
+	c := Compare(ds[0], ds[1])
+	c.Quality = compareQuality(ds[0], ds[1], readRAG(ds[0]), readRAG(ds[1]))
+	return c, nil
 }

@@ -65,6 +65,11 @@ type ragPerSample struct {
 	NumOutputTokens *int     `json:"num_output_tokens"`
 	CacheState      string   `json:"cache_state"`
 	CachedTokens    *int     `json:"cached_tokens"`
+	// Beyond LMCache's keys: the request that asked the sample (its line
+	// in requests.jsonl) and the gold answers it was scored against, so
+	// the explorer shows a score with what it was measured from.
+	RequestID   string   `json:"request_id"`
+	GoldAnswers []string `json:"gold_answers"`
 }
 
 // RAGSummary is the quality summary of a run.
@@ -234,13 +239,17 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 			break
 		}
 		req := w.request(fmt.Sprintf("sample%d", i), sender.PhaseMeasured, w.Prompt(s), w.maxOut)
+		golds := s.Answers
+		if golds == nil {
+			golds = []string{}
+		}
 		res, ok := env.Send(ctx, req)
 		if !ok {
 			break
 		}
 		w.measured.add(&res)
 		ps := ragPerSample{SampleID: s.ID, TTFT: res.TTFT, NumOutputTokens: res.CompletionTokens,
-			CacheState: res.CacheState, CachedTokens: res.CachedTokens}
+			CacheState: res.CacheState, CachedTokens: res.CachedTokens, RequestID: req.ID, GoldAnswers: golds}
 		if ans, parsed := RAGFinalAnswer(res.Text); parsed && res.Successful {
 			f1 := RAGBestF1(ans, s.Answers)
 			ps.Parsed, ps.Answer, ps.F1 = true, &ans, &f1

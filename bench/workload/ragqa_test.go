@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -204,9 +205,11 @@ func TestRAGRun(t *testing.T) {
 		Fingerprint string     `json:"run_fingerprint"`
 		Summary     RAGSummary `json:"summary"`
 		PerSample   []struct {
-			SampleID string   `json:"sample_id"`
-			F1       *float64 `json:"f1"`
-			Parsed   bool     `json:"parsed"`
+			SampleID    string   `json:"sample_id"`
+			F1          *float64 `json:"f1"`
+			Parsed      bool     `json:"parsed"`
+			RequestID   string   `json:"request_id"`
+			GoldAnswers []string `json:"gold_answers"`
 		} `json:"per_sample"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -218,6 +221,13 @@ func TestRAGRun(t *testing.T) {
 	}
 	if doc.PerSample[0].SampleID != "2hop_1" || *doc.PerSample[0].F1 != 1 || doc.PerSample[2].Parsed || doc.PerSample[2].F1 != nil {
 		t.Errorf("per_sample %+v", doc.PerSample)
+	}
+	// Each sample names its request and the answers it was scored against.
+	for i, want := range [][]string{{"Paris", "City of Light"}, {"Berlin"}, {"Rome", "Roma"}} {
+		ps := doc.PerSample[i]
+		if ps.RequestID != fmt.Sprintf("sample%d", i) || strings.Join(ps.GoldAnswers, "|") != strings.Join(want, "|") {
+			t.Errorf("per_sample[%d]: request %q, gold %q; want sample%d, %q", i, ps.RequestID, ps.GoldAnswers, i, want)
+		}
 	}
 	block := w.Outcome().Block.(map[string]any)
 	if block["num_parsed"] != 2 || *block["f1_mean"].(*float64) != 0.5 {
