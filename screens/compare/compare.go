@@ -1,6 +1,8 @@
 // Package compare is the side-by-side comparison of two runs: every
 // figure of their summaries with A, B and the relative delta coloured by
-// whether it got better or worse, and the config keys that differ.
+// whether it got better or worse, the per-sample answer quality of two
+// rag-qa-quality runs, and the config keys that differ. Two sweep
+// folders are compared as overlaid curves (sweep.go).
 package compare
 
 import (
@@ -13,6 +15,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kvbench/kvbench/bench/report/visual"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/theme"
@@ -39,9 +42,12 @@ type Screen struct {
 	width, height int
 	keys          keys
 
-	cmp *runs.Comparison
-	err error
-	vp  viewport.Model
+	cmp   *runs.Comparison
+	sweep *visual.SweepComparison
+	err   error
+	vp    viewport.Model
+	// chartH is the height of the sweep charts (0: none fit).
+	chartH int
 }
 
 // New compares the runs named a and b (id in c.RunsDir, or path).
@@ -52,46 +58,85 @@ func New(c *common.Common, a, b string) *Screen {
 }
 
 type loadedMsg struct {
-	to  common.ID
-	cmp *runs.Comparison
-	err error
+	to    common.ID
+	cmp   *runs.Comparison
+	sweep *visual.SweepComparison
+	err   error
 }
 
 func (s *Screen) Init() tea.Cmd {
 	dir, a, b := s.c.RunsDir, s.a, s.b
 	return func() tea.Msg {
-		cmp, err := runs.CompareNamed(dir, a, b)
-		return loadedMsg{to: s.id, cmp: cmp, err: err}
+		msg := loadedMsg{to: s.id}
+		msg.cmp, msg.sweep, msg.err = open(dir, a, b)
+		return msg
 	}
+}
+
+// open compares two runs, or two sweep folders (a name that is no run
+// but a sweep).
+func open(dir, a, b string) (*runs.Comparison, *visual.SweepComparison, error) {
+	var sweep [2]bool
+	for i, name := range []string{a, b} {
+		if _, err := runs.Resolve(dir, name); err != nil {
+			_, sweep[i] = visual.ResolveSweep(dir, name)
+		}
+	}
+	switch {
+	case sweep[0] && sweep[1]:
+		sc, err := visual.OpenSweeps(dir, a, b)
+		return nil, sc, err
+	case sweep[0] || sweep[1]:
+		kind := func(i int) string { return map[bool]string{true: "a sweep", false: "a run"}[sweep[i]] }
+		return nil, nil, fmt.Errorf("compare takes two runs or two sweeps: %s is %s and %s is %s", a, kind(0), b, kind(1))
+	}
+	cmp, err := runs.CompareNamed(dir, a, b)
+	return cmp, nil, err
 }
 
 func (s *Screen) Title() string { return "Compare" }
 func (s *Screen) Typing() bool  { return false }
 
-// Comparison is what is shown, nil until loaded.
+// Comparison is the runs shown, nil until loaded or for sweeps.
 func (s *Screen) Comparison() *runs.Comparison { return s.cmp }
+
+// Sweeps is the sweeps shown, nil until loaded or for runs.
+func (s *Screen) Sweeps() *visual.SweepComparison { return s.sweep }
 
 const headerLines = 3
 
+// Sweep charts take about half the height below the header, when at
+// least minChartH rows are left for them and minTableH for the table.
+const minChartH, maxChartH, minTableH = 8, 24, 5
+
 func (s *Screen) SetSize(w, h int) {
 	s.width, s.height = w, h
-	s.vp.Width, s.vp.Height = w, max(h-headerLines, 1)
+	body := max(h-headerLines, 1)
+	s.chartH = 0
+	if s.sweep != nil {
+		if c := min(body/2, maxChartH); c >= minChartH && body-c >= minTableH && w >= 40 {
+			s.chartH = c
+		}
+	}
+	s.vp.Width, s.vp.Height = w, max(body-s.chartH, 1)
 	s.render()
 }
 
 func (s *Screen) render() {
-	if s.cmp == nil {
-		return
+	switch {
+	case s.sweep != nil:
+		s.vp.SetContent(SweepBody(s.sweep, s.c.Styles))
+	case s.cmp != nil:
+		s.vp.SetContent(Body(s.cmp, s.c.Styles))
 	}
-	s.vp.SetContent(Body(s.cmp, s.c.Styles))
 }
 
 func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case loadedMsg:
 		if msg.to == s.id {
-			s.cmp, s.err = msg.cmp, msg.err
-			s.render()
+			s.cmp, s.sweep, s.err = msg.cmp, msg.sweep, msg.err
+			s.SetSize(s.width, s.height)
 		}
 	case tea.KeyMsg:
 		k := s.keys
@@ -99,8 +144,13 @@ func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case key.Matches(msg, k.Back):
 			return s, common.Pop
 		case key.Matches(msg, k.Swap):
-			if s.cmp != nil {
-				s.cmp = runs.Compare(s.cmp.B, s.cmp.A)
+			switch {
+			case s.sweep != nil:
+				s.sweep = s.sweep.Swapped()
+				s.a, s.b = s.b, s.a
+				s.render()
+			case s.cmp != nil:
+				s.cmp = s.cmp.Swapped()
 				s.a, s.b = s.b, s.a
 				s.render()
 			}
@@ -124,6 +174,8 @@ func (s *Screen) View() string {
 	switch {
 	case s.err != nil:
 		out = st.StatusError.Render(ansi.Wrap(s.err.Error(), w, ""))
+	case s.sweep != nil:
+		out = s.sweepView(w)
 	case s.cmp == nil:
 		out = st.Muted.Render(fmt.Sprintf("Reading %s and %s …", s.a, s.b))
 	default:
@@ -133,6 +185,19 @@ func (s *Screen) View() string {
 		out = head + "\n" + s.vp.View()
 	}
 	return lipgloss.NewStyle().MaxWidth(w).MaxHeight(max(s.height, 1)).Render(out)
+}
+
+func (s *Screen) sweepView(w int) string {
+	st := s.c.Styles
+	line := func(tag lipgloss.Style, letter string, sw *visual.Sweep) string {
+		return ansi.Truncate(tag.Render(letter)+" "+st.Bold.Render(sw.ID)+"  "+st.Muted.Render(strings.TrimPrefix(sw.Describe(), sw.ID+" ")), w, "…")
+	}
+	out := line(st.SeriesA.Bold(true), "A", s.sweep.A) + "\n" + line(st.SeriesB.Bold(true), "B", s.sweep.B) + "\n" +
+		ansi.Truncate(sweepLegend(st, s.sweep), w, "…")
+	if s.chartH > 0 {
+		out += "\n" + sweepCharts(st, s.sweep, w, s.chartH)
+	}
+	return out + "\n" + s.vp.View()
 }
 
 // Body renders the figures and config differences, coloured by verdict.
@@ -182,6 +247,9 @@ func Body(c *runs.Comparison, st *theme.Styles) string {
 			line += " " + vs.Render(m)
 		}
 		b.WriteString(line + "\n")
+	}
+	if c.Quality != nil {
+		b.WriteString("\n" + qualityBody(c.Quality, st))
 	}
 	b.WriteString("\n" + st.PanelTitle.Render("Config differences") + "\n")
 	if len(c.Config) == 0 {

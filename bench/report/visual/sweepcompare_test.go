@@ -1,0 +1,154 @@
+package visual_test
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/report/visual"
+	"github.com/kvbench/kvbench/bench/runs/runstest"
+)
+
+var sweepT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
+
+// twoSweeps writes a list sweep A over 2,4,8 and a search B over
+// 4,8,16 (B faster at 4 and 8), both with a goodput target of 90%.
+func twoSweeps(t *testing.T) (dir, a, b string) {
+	t.Helper()
+	dir = t.TempDir()
+	F := runstest.F
+	a = runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "base", Started: sweepT0, GoodputTarget: F(0.9), MaxValue: F(4), GoodFractionAtMax: F(0.95),
+		Cells: []runstest.SweepCell{
+			{Value: 2, Achieved: F(1.98), P50TTFTms: F(40), P99TTFTms: F(100), GoodFraction: F(1)},
+			{Value: 4, Achieved: F(3.9), P50TTFTms: F(60), P99TTFTms: F(200), GoodFraction: F(0.95)},
+			{Value: 8, Achieved: F(5.5), P50TTFTms: F(300), P99TTFTms: F(900), GoodFraction: F(0.4), Undelivered: true},
+		}})
+	b = runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "cache", Started: sweepT0.Add(time.Hour), GoodputTarget: F(0.9), MaxValue: F(8), GoodFractionAtMax: F(0.92), Search: true,
+		Cells: []runstest.SweepCell{
+			{Value: 4, Achieved: F(3.95), P50TTFTms: F(30), P99TTFTms: F(150), GoodFraction: F(1)},
+			{Value: 8, Achieved: F(7.8), P50TTFTms: F(50), P99TTFTms: F(450), GoodFraction: F(0.92)},
+			{Value: 16, Achieved: F(12), P50TTFTms: F(400), P99TTFTms: F(2000), GoodFraction: F(0.1)},
+		}})
+	return dir, a, b
+}
+
+func TestCompareSweepsPairsCellsByValue(t *testing.T) {
+	dir, a, b := twoSweeps(t)
+	c, err := visual.OpenSweeps(dir, filepath.Base(a), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range c.Rows {
+		got = append(got, strings.Join(r.Cells(c.A), " "))
+	}
+	want := []string{
+		"2 1.98 - 40.0 - 100.0 - - 100.0 -",
+		"4 3.90 3.95 60.0 30.0 200.0 150.0 -25.0% 95.0 100.0",
+		"8 5.50* 7.80 300.0 50.0 900.0 450.0 -50.0% 40.0 92.0",
+		"16 - 12.00 - 400.0 - 2000.0 - - 10.0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(c.Notes) != 0 {
+		t.Errorf("notes for sweeps of one workload: %v", c.Notes)
+	}
+
+	var buf bytes.Buffer
+	if err := c.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, re := range []string{
+		`(?m)^A: ` + regexp.QuoteMeta(filepath.Base(a)) + ` \(long-doc-qa, rate sweep, 3 cells\)$`,
+		`(?m)^B: ` + regexp.QuoteMeta(filepath.Base(b)) + ` \(long-doc-qa, rate sweep, 3 cells, capacity search\)$`,
+		`(?m)^  A  4 req/s \(good fraction 95\.0% >= target 90%\); SLO ttft 500 ms$`,
+		`(?m)^  B  8 req/s \(good fraction 92\.0% >= target 90%\); SLO ttft 500 ms$`,
+		`(?m)^ +achieved req/s +p50 TTFT ms +p99 TTFT ms +good %$`,
+		`(?m)^  rate +A +B +A +B +A +B +delta +A +B$`,
+		`(?m)^ +8 +5\.50\* +7\.80 +300\.0 +50\.0 +900\.0 +450\.0 +-50\.0% +40\.0 +92\.0$`,
+		`(?m)^  \* the cell did not deliver its load`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("text lacks %s:\n%s", re, out)
+		}
+	}
+	// Each group title sits over its columns: "good %" ends where B's
+	// good fraction column ends.
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasSuffix(l, "good %") && i+1 < len(lines) && len(lines[i+1]) != len(l) {
+			t.Errorf("group header not aligned:\n%s\n%s", l, lines[i+1])
+		}
+	}
+
+	s := c.Swapped()
+	if s.A.ID != c.B.ID || s.Rows[1].P99Delta() != "+33.3%" {
+		t.Errorf("swapped: A %s, p99 delta at 4 %s", s.A.ID, s.Rows[1].P99Delta())
+	}
+}
+
+func TestCompareSweepsCapacityWords(t *testing.T) {
+	dir := t.TempDir()
+	F := runstest.F
+	cells := []runstest.SweepCell{{Value: 2, Achieved: F(2), P50TTFTms: F(10), P99TTFTms: F(20)}}
+	noSLO := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "noslo", Started: sweepT0, Cells: cells})
+	none := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "none", Started: sweepT0.Add(time.Hour), GoodputTarget: F(0.9), Cells: cells, Interrupted: true})
+	c, err := visual.OpenSweeps(dir, noSLO, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.A.Capacity(); got != "n/a: no --slo, so no goodput target" {
+		t.Errorf("without an SLO: %q", got)
+	}
+	if got := c.B.Capacity(); got != "none: no cell reached the good fraction target 90%; SLO ttft 500 ms" {
+		t.Errorf("nothing passed: %q", got)
+	}
+	if len(c.Notes) != 1 || c.Notes[0] != "B was interrupted: its curve ends where it stopped." {
+		t.Errorf("notes %v", c.Notes)
+	}
+}
+
+// Sweeps over different dimensions cannot share an axis; sweeps of
+// different workloads are overlaid with a note.
+func TestCompareSweepsMismatch(t *testing.T) {
+	dir := t.TempDir()
+	F := runstest.F
+	cells := []runstest.SweepCell{{Value: 4, Achieved: F(3.9), P50TTFTms: F(10), P99TTFTms: F(20)}}
+	rate := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "r", Started: sweepT0, Cells: cells})
+	conc := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "c", Dimension: "concurrency", Started: sweepT0.Add(time.Hour), Cells: cells})
+	other := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "o", Workload: "random-prefill", Started: sweepT0.Add(2 * time.Hour), Cells: cells})
+	if _, err := visual.OpenSweeps(dir, rate, conc); !errors.Is(err, visual.ErrSweepMismatch) || !strings.Contains(err.Error(), "sweeps rate and B") {
+		t.Errorf("rate against concurrency: %v", err)
+	}
+	c, err := visual.OpenSweeps(dir, rate, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Notes) != 1 || c.Notes[0] != "A ran long-doc-qa and B random-prefill: the curves are of different workloads." {
+		t.Errorf("notes %v", c.Notes)
+	}
+}
+
+func TestResolveSweep(t *testing.T) {
+	dir, a, _ := twoSweeps(t)
+	run := runstest.Write(t, dir, runstest.Spec{Name: "r", Started: sweepT0, Requests: 2, Summary: true})
+	for name, want := range map[string]string{
+		filepath.Base(a):             a,  // id
+		a:                            a,  // path
+		"20260301-120000-sweep-long": a,  // unique prefix
+		"20260301":                   "", // ambiguous: both sweeps start so
+		filepath.Base(run):           "", // a run, not a sweep
+		"nothing":                    "",
+	} {
+		got, ok := visual.ResolveSweep(dir, name)
+		if got != want || ok != (want != "") {
+			t.Errorf("ResolveSweep(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}
