@@ -129,7 +129,7 @@ func finishedSummary() *record.Summary {
 	cfg.SetString("model", "kvbench-sim")
 	cfg.SetString("kv_cache_volume", "1")
 	cfg.SetString("tokens_per_gb_kvcache", "10000")
-	s := &record.Summary{SchemaVersion: 1, Config: cfg.SummaryConfig("builtin", "/runs/20260504-093000-long-doc-qa")}
+	s := &record.Summary{SchemaVersion: 1, Config: record.SummaryConfig(cfg, "builtin", "/runs/20260504-093000-long-doc-qa")}
 	s.Tool.Name, s.Tool.Version = "kvbench", "dev"
 	s.Run = record.RunInfo{ID: "20260504-093000-long-doc-qa", StartedAt: "2026-05-04T09:30:00Z", FinishedAt: "2026-05-04T09:30:20Z", ExitCode: 1}
 	s.Results = stats.Results{TotalRequests: 20, SuccessfulRequests: 19, FailedRequests: 1, ElapsedTime: 16,

@@ -768,7 +768,7 @@ func summarise(cfg *config.Config, engineURL, dir string, blocks stats.Blocks, o
 	sum := &record.Summary{
 		SchemaVersion: record.SchemaVersion,
 		Run:           run,
-		Config:        cfg.SummaryConfig(engineURL, dir),
+		Config:        record.SummaryConfig(cfg, engineURL, dir),
 		Results:       blocks.Results,
 		Cache:         blocks.Cache,
 		Latency:       blocks.Latency,

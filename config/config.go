@@ -471,35 +471,9 @@ func jsonValue(v any) any {
 	return v
 }
 
-// Pair is one key and value, for ordered JSON objects.
-type Pair struct {
-	Key   string
-	Value any
-}
-
-// Ordered is a JSON object that keeps its key order.
-type Ordered []Pair
-
-// MarshalJSON writes the pairs in order.
-func (o Ordered) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, p := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(p.Key)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := json.Marshal(p.Value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+// JSONValue is a field's value as the exported config writes it
+// (durations as text, e.g. "10m0s").
+func (c *Config) JSONValue(key string) any { return jsonValue(c.get(key)) }
 
 // WarmupPolicy is `run`, or `skip` with --no-warmup.
 func (c *Config) WarmupPolicy() string {
@@ -507,39 +481,6 @@ func (c *Config) WarmupPolicy() string {
 		return "skip"
 	}
 	return "run"
-}
-
-// SummaryConfig is the `config` block of bench_summary.json: LMCache's
-// config fields in its order, then the workload's keys. engineURL is the
-// normalised URL actually used.
-func (c *Config) SummaryConfig(engineURL, outputDir string) Ordered {
-	o := Ordered{
-		{"engine_url", engineURL},
-		{"model", c.String("model")},
-		{"served_model_name", c.String("served_model_name")},
-		{"workload", c.Workload()},
-		{"kv_cache_volume_gb", c.Float("kv_cache_volume")},
-		{"tokens_per_gb_kvcache", c.Int("tokens_per_gb_kvcache")},
-		{"seed", c.Int("seed")},
-		{"output_dir", outputDir},
-		{"export_csv", !c.Bool("no_csv")},
-		{"export_json", true},
-		{"quiet", c.Bool("quiet")},
-		{"ignore_eos", c.Bool("ignore_eos")},
-		{"warmup_policy", c.WarmupPolicy()},
-	}
-	for _, f := range WorkloadFields(c.Workload()) {
-		o = append(o, Pair{f.Key, jsonValue(c.values[f.Key])})
-	}
-	salt := c.String("prompt_salt")
-	if salt == "" {
-		salt = "auto"
-	}
-	o = append(o, Pair{"prompt_salt", salt})
-	if b := c.ShardBlock(); b != nil {
-		o = append(o, Pair{"shard", b})
-	}
-	return o
 }
 
 // Validate checks every value against its field's range and the

@@ -126,18 +126,27 @@ func (c *Config) validateShard() error {
 }
 
 // ShardBlock is the `shard` object of a sharded run's config.json and
-// summary: {index, count, start_at} (start_at null when not given). Nil
-// for a run that is neither sharded nor given --start-at.
-func (c *Config) ShardBlock() Ordered {
+// summary (spec/scale-out.md).
+type ShardBlock struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// StartAt is --start-at in RFC 3339, null when not given.
+	StartAt *string `json:"start_at"`
+}
+
+// ShardBlock is the run's `shard` object; nil for a run that is neither
+// sharded nor given --start-at.
+func (c *Config) ShardBlock() *ShardBlock {
 	s, t := c.Shard(), c.StartAt()
 	if !s.Sharded() && t.IsZero() {
 		return nil
 	}
-	var at any
+	b := &ShardBlock{Index: s.Index, Count: s.Count}
 	if !t.IsZero() {
-		at = t.Format(time.RFC3339Nano)
+		at := t.Format(time.RFC3339Nano)
+		b.StartAt = &at
 	}
-	return Ordered{{"index", s.Index}, {"count", s.Count}, {"start_at", at}}
+	return b
 }
 
 // RecordJSON is the run record's config.json: the exported config, plus
@@ -145,12 +154,12 @@ func (c *Config) ShardBlock() Ordered {
 // merged run against them) and the `shard` block (also for a run given
 // --start-at).
 func (c *Config) RecordJSON() []byte {
-	var extra Ordered
+	var extra []pair
 	if c.Shard().Sharded() {
 		extra = c.loadSettings()
 	}
 	if block := c.ShardBlock(); block != nil {
-		extra = append(extra, Pair{"shard", block})
+		extra = append(extra, pair{"shard", block})
 	}
 	return c.withKeys(extra)
 }
@@ -162,18 +171,24 @@ func (c *Config) MergedJSON() []byte { return c.withKeys(c.loadSettings()) }
 // loadSettings are the load-shaping settings (spec/load.md) the user
 // gave, as config keys and values (only those: what was not given keeps
 // its meaning, e.g. --burstiness implying gamma arrivals).
-func (c *Config) loadSettings() Ordered {
-	var o Ordered
+func (c *Config) loadSettings() []pair {
+	var o []pair
 	for _, f := range Fields {
 		if f.Group == "load" && c.IsSet(f.Key) {
-			o = append(o, Pair{f.Key, jsonValue(c.values[f.Key])})
+			o = append(o, pair{f.Key, jsonValue(c.values[f.Key])})
 		}
 	}
 	return o
 }
 
+// pair is one more key of config.json and its value.
+type pair struct {
+	key   string
+	value any
+}
+
 // withKeys is ExportJSON with more keys after the workload's.
-func (c *Config) withKeys(extra Ordered) []byte {
+func (c *Config) withKeys(extra []pair) []byte {
 	out := c.ExportJSON()
 	if len(extra) == 0 {
 		return out
@@ -182,8 +197,8 @@ func (c *Config) withKeys(extra Ordered) []byte {
 	var b bytes.Buffer
 	b.Write(out[:i])
 	for _, p := range extra {
-		v, _ := json.Marshal(p.Value)
-		fmt.Fprintf(&b, ",\n  %q: %s", p.Key, v)
+		v, _ := json.Marshal(p.value)
+		fmt.Fprintf(&b, ",\n  %q: %s", p.key, v)
 	}
 	b.WriteString("\n}\n")
 	return b.Bytes()

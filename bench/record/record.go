@@ -2,7 +2,9 @@
 // per run, never overwritten, holding config.json, requests.jsonl (a line
 // appended as each request finishes), bench_results.csv and
 // bench_summary.json. It writes the record incrementally and reads it back
-// for the results explorer.
+// for the results explorer. The summary's shape is here too: its types
+// (summary.go), its config block (SummaryConfig) and the ordered objects
+// that keep a block's keys in a fixed order (Ordered).
 package record
 
 import (

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/bench/load"
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/trace"
@@ -549,7 +550,7 @@ func (w *TraceReplay) Outcome() Outcome {
 	}
 	expected := tokenRatio(a.expected, a.input)
 	observed := tokenRatio(a.cached, a.prompt)
-	block := config.Ordered{
+	block := record.Ordered{
 		{Key: "requests", Value: a.sent},
 		{Key: "skipped_invalid", Value: w.skippedInvalid},
 		{Key: "skipped_too_long", Value: w.skippedTooLong},
@@ -559,7 +560,7 @@ func (w *TraceReplay) Outcome() Outcome {
 		{Key: "expected_hit_ratio_lru", Value: expLRU},
 		{Key: "observed_hit_ratio", Value: observed},
 		{Key: "below_expected", Value: a.below},
-		{Key: "deviation_tokens", Value: config.Ordered{{Key: "p50", Value: nearestRank(dev, 50)}, {Key: "p95", Value: nearestRank(dev, 95)}}},
+		{Key: "deviation_tokens", Value: record.Ordered{{Key: "p50", Value: nearestRank(dev, 50)}, {Key: "p95", Value: nearestRank(dev, 95)}}},
 		{Key: "trace_span_s", Value: w.traceSpan.Seconds()},
 		{Key: "replay_span_s", Value: replaySpan},
 		{Key: "format", Value: string(w.format)},

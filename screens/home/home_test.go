@@ -21,7 +21,7 @@ func writeRun(t *testing.T, dir, workload, name string, started time.Time, sum *
 	if sum != nil {
 		cfg := config.Default()
 		cfg.SetString("workload", workload)
-		sum.Config = cfg.SummaryConfig("builtin", w.Dir())
+		sum.Config = record.SummaryConfig(cfg, "builtin", w.Dir())
 		sum.Run.StartedAt = started.UTC().Format(time.RFC3339)
 		sum.Run.Name = name
 		if err := w.WriteSummary(sum); err != nil {

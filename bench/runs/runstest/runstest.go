@@ -201,7 +201,7 @@ func write(runsDir string, s Spec) (string, error) {
 			FinishedAt:  finished.UTC().Format(time.RFC3339),
 			Interrupted: s.Interrupted, ExitCode: s.ExitCode,
 		},
-		Config:  cfg.SummaryConfig(s.EngineURL, w.Dir()),
+		Config:  record.SummaryConfig(cfg, s.EngineURL, w.Dir()),
 		Results: b.Results,
 		Cache:   b.Cache,
 		Latency: b.Latency,
