@@ -168,7 +168,14 @@ func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			d.det, d.detErr = msg.det, msg.err
 			if d.det != nil {
 				d.buildSummary()
+				d.req.block = runs.EngineBlockSize(d.det)
+				return d, readQuality(d.id, d.det)
 			}
+		}
+		return d, nil
+	case qualityMsg:
+		if msg.to == d.id {
+			d.req.gotQuality(msg)
 		}
 		return d, nil
 	case headMsg:
@@ -282,6 +289,7 @@ func (d *Detail) openReceipt() tea.Cmd {
 		return nil
 	}
 	rec := NewReceipt(d.c, r, nil)
+	rec.setContext(d.req.receiptContext(r))
 	if d.idx != nil && d.req.cursor < len(d.req.sel) {
 		return tea.Sequence(common.Push(rec), rec.readRaw(d.idx, d.req.sel[d.req.cursor]))
 	}

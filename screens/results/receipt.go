@@ -27,6 +27,7 @@ type Receipt struct {
 
 	raw []byte // the line as recorded
 	err error
+	ctx receiptContext
 }
 
 type receiptKeys struct {
@@ -123,7 +124,14 @@ func (d *Receipt) content() string {
 		fmt.Sprintf("  finished     %s", ms(&total)),
 		fmt.Sprintf("  TTFT         %s", ms(r.TTFT)),
 		fmt.Sprintf("  latency      %s", ms(&r.RequestLatency)),
-		"", s.PanelTitle.Render("Receipt")+s.Muted.Render("  every field of its requests.jsonl line"))
+		"")
+	if sec := d.traceSection(&r, w); len(sec) > 0 {
+		b = append(b, append(sec, "")...)
+	}
+	if sec := d.qualitySection(&r, w); len(sec) > 0 {
+		b = append(b, append(sec, "")...)
+	}
+	b = append(b, s.PanelTitle.Render("Receipt")+s.Muted.Render("  every field of its requests.jsonl line"))
 	kvs := fields(d.raw)
 	labelW := 0
 	for _, kv := range kvs {

@@ -35,45 +35,99 @@ type requestTable struct {
 	pending   bool
 	pendStart int
 	pendEnd   int
+
+	// block is the engine block size trace expectations are judged with.
+	block int
+	// quality maps request ids to their rag-qa-quality samples (nil for
+	// other runs, and until rag_qa_quality.json is read); qualityErr is
+	// why it could not be read.
+	quality    map[string]*runs.RAGSample
+	qualityErr error
 }
 
-// request table columns
+// reqColumn is one column of the request table.
 type reqColumn struct {
+	key      string
 	title    string
 	min      int
 	flex     bool
 	right    bool
-	priority int
+	priority int // lower is kept first when the screen is narrow
 }
 
-var reqColumns = []reqColumn{
-	{"", 1, false, false, 0},
-	{"ID", 8, true, false, 1},
-	{"Phase", 8, false, false, 6},
-	{"TTFT ms", 8, false, true, 2},
-	{"Latency ms", 10, false, true, 3},
-	{"Tok in/out", 11, false, true, 7},
-	{"Cached", 7, false, true, 8},
-	{"State", 10, false, false, 4},
-	{"Error", 8, true, false, 5},
-	// Trace replay only: the hit the trace predicts (the LRU one when a
-	// KV budget was known), next to Cached.
-	{"Expected", 8, false, true, 9},
+// Column keys.
+const (
+	colCursor   = "cursor"
+	colID       = "id"
+	colPhase    = "phase"
+	colTTFT     = "ttft"
+	colLatency  = "latency"
+	colTokens   = "tokens"
+	colCached   = "cached"
+	colExpected = "expected"
+	colLRU      = "lru"
+	colDev      = "dev"
+	colState    = "state"
+	colF1       = "f1"
+	colError    = "error"
+)
+
+var reqColumnDefs = map[string]reqColumn{
+	colCursor:   {colCursor, "", 1, false, false, 0},
+	colID:       {colID, "ID", 8, true, false, 1},
+	colPhase:    {colPhase, "Phase", 8, false, false, 6},
+	colTTFT:     {colTTFT, "TTFT ms", 8, false, true, 2},
+	colLatency:  {colLatency, "Latency ms", 10, false, true, 3},
+	colTokens:   {colTokens, "Tok in/out", 11, false, true, 7},
+	colCached:   {colCached, "Cached", 7, false, true, 8},
+	colState:    {colState, "State", 10, false, false, 4},
+	colError:    {colError, "Error", 8, true, false, 5},
+	colExpected: {colExpected, "Expected", 8, false, true, 0},
+	colLRU:      {colLRU, "LRU", 6, false, true, 0},
+	colDev:      {colDev, "Dev", 6, false, true, 0},
+	colF1:       {colF1, "F1", 6, false, true, 0},
 }
 
-// expectCol is the index of the Expected column.
-const expectCol = 9
+// columnsOf lists keys with their priorities, in display order.
+func columnsOf(spec ...any) []reqColumn {
+	var out []reqColumn
+	for i := 0; i < len(spec); i += 2 {
+		c := reqColumnDefs[spec[i].(string)]
+		c.priority = spec[i+1].(int)
+		out = append(out, c)
+	}
+	return out
+}
 
-// columns are the table's columns: Expected only for a replayed trace.
+// columns are the table's columns for what the run is. A replayed trace
+// sets the hit its trace predicted beside the observed one (Expected:
+// an unbounded cache; LRU: with the KV budget, when one was known; Dev:
+// observed minus the LRU figure, else the unbounded one), and keeps them
+// before the rest when narrow. A rag-qa-quality run adds each sample's F1.
 func (t *requestTable) columns() []reqColumn {
+	trace, lru := false, false
 	for _, rows := range [][]sender.Result{t.head, t.page} {
 		for i := range rows {
-			if rows[i].TraceExpectation != nil {
-				return reqColumns
+			if e := rows[i].TraceExpectation; e != nil {
+				trace = true
+				lru = lru || e.ExpectedCachedTokensLRU != nil
 			}
 		}
 	}
-	return reqColumns[:expectCol]
+	switch {
+	case trace:
+		cols := columnsOf(colCursor, 0, colID, 1, colPhase, 10, colTTFT, 2, colLatency, 8, colTokens, 11,
+			colCached, 3, colExpected, 4)
+		if lru {
+			cols = append(cols, columnsOf(colLRU, 7)...)
+		}
+		return append(cols, columnsOf(colDev, 5, colState, 6, colError, 9)...)
+	case t.quality != nil || t.qualityErr != nil:
+		return columnsOf(colCursor, 0, colID, 1, colPhase, 6, colTTFT, 2, colLatency, 3, colTokens, 8,
+			colCached, 9, colState, 4, colF1, 5, colError, 7)
+	}
+	return columnsOf(colCursor, 0, colID, 1, colPhase, 6, colTTFT, 2, colLatency, 3, colTokens, 7,
+		colCached, 8, colState, 4, colError, 5)
 }
 
 func (t *requestTable) setSize(w, h int) {
@@ -203,7 +257,8 @@ func fmtOptInt(v *int) string {
 	return fmt.Sprint(*v)
 }
 
-func (t *requestTable) cells(r *sender.Result) []string {
+// cells is the row's text by column key.
+func (t *requestTable) cells(r *sender.Result) map[string]string {
 	errText := ""
 	if r.Error != nil {
 		errText = *r.Error
@@ -211,23 +266,39 @@ func (t *requestTable) cells(r *sender.Result) []string {
 			errText += ": " + *r.ErrorDetail
 		}
 	}
-	lat := fmt.Sprintf("%.1f", r.RequestLatency*1000)
 	state := r.CacheState
 	if state == "" {
 		state = sender.StateUnverified
 	}
-	expected := ""
-	if e := r.TraceExpectation; e != nil {
-		expected = fmt.Sprint(e.ExpectedCachedTokens)
-		if e.ExpectedCachedTokensLRU != nil {
-			expected = fmt.Sprint(*e.ExpectedCachedTokensLRU)
+	out := map[string]string{
+		colID: r.RequestID, colPhase: r.Phase, colTTFT: fmtOptMs(r.TTFT),
+		colLatency: fmt.Sprintf("%.1f", r.RequestLatency*1000),
+		colTokens:  fmtOptInt(r.PromptTokens) + "/" + fmtOptInt(r.CompletionTokens),
+		colCached:  fmtOptInt(r.CachedTokens), colState: state, colError: errText,
+	}
+	if tc := runs.TraceCacheOf(r, t.block); tc != nil {
+		out[colExpected] = fmt.Sprint(tc.Expected)
+		out[colLRU] = fmtOptInt(tc.ExpectedLRU)
+		out[colDev] = "-"
+		if tc.Deviation != nil {
+			out[colDev] = fmt.Sprintf("%+d", *tc.Deviation)
+			if *tc.Deviation == 0 {
+				out[colDev] = "0"
+			}
+		}
+		if tc.Below {
+			// Marked in words too, so NO_COLOR keeps the verdict.
+			out[colDev] += "!"
 		}
 	}
-	return []string{
-		"", r.RequestID, r.Phase, fmtOptMs(r.TTFT), lat,
-		fmtOptInt(r.PromptTokens) + "/" + fmtOptInt(r.CompletionTokens),
-		fmtOptInt(r.CachedTokens), state, errText, expected,
-	}
+	out[colF1] = t.f1Cell(r)
+	return out
+}
+
+// below reports whether r's cache hit is under what its trace predicted.
+func (t *requestTable) below(r *sender.Result) bool {
+	tc := runs.TraceCacheOf(r, t.block)
+	return tc != nil && tc.Below
 }
 
 func (t *requestTable) view(d *Detail) string {
@@ -273,16 +344,20 @@ func (t *requestTable) view(d *Detail) string {
 			continue
 		}
 		vals := t.cells(r)
+		below := t.below(r)
 		var parts []string
 		for k, ci := range shown {
-			txt := cell(vals[ci], k)
+			key := cols[ci].key
+			txt := cell(vals[key], k)
 			switch {
-			case ci == 0 && i == t.cursor:
+			case key == colCursor && i == t.cursor:
 				txt = cell("›", k)
-			case ci == 7:
-				txt = s.State(vals[ci]).Render(txt)
-			case ci == 8 && vals[ci] != "":
+			case key == colState:
+				txt = s.State(vals[key]).Render(txt)
+			case key == colError && vals[key] != "":
 				txt = s.StatusError.Render(txt)
+			case (key == colCached || key == colDev) && below:
+				txt = s.Warn.Render(txt)
 			}
 			parts = append(parts, txt)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +13,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
-	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/compare"
@@ -354,39 +351,6 @@ func TestNewRunOpensForm(t *testing.T) {
 	}
 	if got, exp := string(open.Config.ExportJSON()), string(want.ExportJSON()); got != exp {
 		t.Errorf("form config:\n%s\nwant the run's:\n%s", got, exp)
-	}
-}
-
-// A replayed trace's requests show the hit the trace predicted next to
-// the one the engine reported; other runs have no such column.
-func TestDetailRequestsExpected(t *testing.T) {
-	dir := t.TempDir()
-	w, err := record.Create(dir, "trace-replay", "", t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ip := func(v int) *int { return &v }
-	for i, c := range [][3]int{{1024, 1024, 512}, {300, 240, 240}} {
-		r := &sender.Result{RequestID: fmt.Sprintf("trace_%d", i), Phase: sender.PhaseMeasured, Successful: true, Complete: true,
-			PromptTokens: ip(c[0]), CachedTokens: ip(c[1]), CacheState: sender.StateReused,
-			TraceExpectation: &sender.TraceExpectation{ExpectedCachedTokens: c[1] + 16, ExpectedCachedTokensLRU: ip(c[2])}}
-		if err := w.Append(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Close()
-	d := results.NewDetail(newCommon(dir, 140, 30), w.Dir())
-	m, _ := drive(t, d, d.Init())
-	m, _ = press(t, m, "3")
-	v := m.View()
-	if !strings.Contains(v, "Expected") || !regexp.MustCompile(`1024 +reused +512`).MatchString(v) {
-		t.Errorf("expected hits missing:\n%s", v)
-	}
-	other := results.NewDetail(newCommon(dir, 140, 30), runDir(t, fixtureRuns(t), "slow"))
-	m, _ = drive(t, other, other.Init())
-	m, _ = press(t, m, "3")
-	if strings.Contains(m.View(), "Expected") {
-		t.Errorf("an Expected column for a workload without expectations:\n%s", m.View())
 	}
 }
 
