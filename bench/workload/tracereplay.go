@@ -387,8 +387,63 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 	ex := trace.NewExpector(blocks, w.engineBlock, w.lruTokens)
 	env.Phase("measuring", w.replayable, time.Duration(float64(w.traceSpan)/w.speedup))
 
+	// One goroutine builds the requests in file order (prompts and
+	// expectations), up to prepareAhead ahead of the one due next; the
+	// dispatcher only waits for each one's time and releases it, so
+	// building a prompt is never schedule lag, even in a burst.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ready := make(chan preparedRequest, prepareAhead)
+	var prepErr error
+	go func() {
+		defer close(ready)
+		prepErr = w.prepare(ctx, r, blocks, ex, ready)
+	}()
+	defer func() {
+		cancel()
+		for range ready {
+		}
+	}()
+
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	for p := range ready {
+		req := p.req
+		if !w.shaped {
+			if !sleepUntil(ctx, p.due) {
+				return nil
+			}
+			req.Scheduled = p.due
+		}
+		if !env.release(ctx, req) {
+			return nil
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, ok := env.Send(ctx, req)
+			if ok {
+				w.add(&res)
+			}
+		}()
+	}
+	return prepErr // set before ready was closed
+}
+
+// prepareAhead is how many built requests may wait for their time: a
+// bound on the prompts in memory at once.
+const prepareAhead = 32
+
+// preparedRequest is a request built ahead of its time.
+type preparedRequest struct {
+	req *sender.Request
+	due time.Time
+}
+
+// prepare reads the trace in file order and builds every request this
+// shard sends, with its expectations, into ready. Lines other shards
+// send still feed the expectations: they warm the engine's cache.
+func (w *TraceReplay) prepare(ctx context.Context, r *trace.Reader, blocks *trace.Blocks, ex *trace.Expector, ready chan<- preparedRequest) error {
 	var scratch, other []uint32
 	sh := w.p.shard()
 	owner := trace.NewOwner(sh.Index, sh.Count)
@@ -414,8 +469,6 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 		}
 		due := start.Add(time.Duration(float64(q.Timestamp-t0) / w.speedup))
 		if !owner.Owns(&q) {
-			// Another shard sends it at the same trace time: it still
-			// warms the engine's cache for the requests after it.
 			scratch = blocks.Prompt(scratch[:0], q.HashIDs, q.InputLength)
 			other = other[:0]
 			for _, k := range scratch {
@@ -430,10 +483,8 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 			// The salt is in the blocks' contents: nothing is prepended.
 			Verbatim: true,
 		}
-		// The prompt is built as its request comes up for release, just
-		// before its time (so building it is not schedule lag); only the
-		// block cache outlives it. Expectations follow release order:
-		// one dispatcher, in file order.
+		// Only the block cache outlives the prompt. Expectations follow
+		// release order: file order.
 		scratch = blocks.Prompt(scratch[:0], q.HashIDs, q.InputLength)
 		ids := make([]uint32, len(scratch))
 		for i, k := range scratch {
@@ -446,26 +497,14 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 		} else {
 			req.Prompt = w.text(scratch)
 		}
-		if !w.shaped {
-			if !sleepUntil(ctx, due) {
-				return nil
-			}
-			req.Scheduled = due
-		}
-		if !env.release(ctx, req) {
-			return nil
-		}
 		if w.ignoreEOS {
 			req.ExtraBody = map[string]any{"ignore_eos": true}
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, ok := env.Send(ctx, req)
-			if ok {
-				w.add(&res)
-			}
-		}()
+		select {
+		case ready <- preparedRequest{req: req, due: due}:
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	return nil
 }

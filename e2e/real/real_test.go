@@ -404,3 +404,67 @@ func TestResetCache(t *testing.T) {
 		t.Errorf("after the reset the same prompts hit %.3f of their tokens, want <= 0.1", h)
 	}
 }
+
+// traceInputs reads a trace's input lengths by request id.
+func traceInputs(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var l struct {
+			In float64 `json:"input_length"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("trace_%d", i)] = l.In
+	}
+	return out
+}
+
+// Against llama.cpp's server, token-id prompts have exactly the trace's
+// lengths, and the server never reports more reuse than the trace allows
+// (it keeps one prefix per slot, so usually less).
+func TestTraceReplayExactLengths(t *testing.T) {
+	need(t)
+	path := filepath.Join(t.TempDir(), "chat.jsonl")
+	var b strings.Builder
+	// Two conversations of four turns over a shared 64-token system block.
+	for turn := 0; turn < 4; turn++ {
+		for c := 0; c < 2; c++ {
+			ids := []int{1, 2, 3, 4}
+			for k := 0; k <= turn; k++ {
+				ids = append(ids, 100*(c+1)+k*4, 100*(c+1)+k*4+1, 100*(c+1)+k*4+2, 100*(c+1)+k*4+3)
+			}
+			in := len(ids)*16 - 5
+			fmt.Fprintf(&b, `{"chat_id": %d, "parent_chat_id": -1, "timestamp": %d.%d, "input_length": %d, "output_length": 4, "type": "text", "turn": %d, "hash_ids": %s}`+"\n",
+				turn*2+c+1, turn, c, in, turn+1, strings.ReplaceAll(fmt.Sprint(ids), " ", ", "))
+		}
+	}
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	res := kvbench(t, "--workload", "trace-replay", "--tr-file", path, "--tr-speedup", "10",
+		"--tr-prompt-mode", "tokens", "--max-concurrency", "1", "--format", "json")
+	if res.Code != 0 {
+		t.Fatalf("exit %d\n%s", res.Code, res.Stderr)
+	}
+	res.check(t, "trace-replay")
+	inputs := traceInputs(t, path)
+	if len(res.Requests) != 8 {
+		t.Fatalf("%d requests", len(res.Requests))
+	}
+	for _, q := range res.Requests {
+		id := q["request_id"].(string)
+		if q["prompt_tokens"] != inputs[id] {
+			t.Errorf("%s: prompt_tokens %v, input_length %v", id, q["prompt_tokens"], inputs[id])
+		}
+		if c, ok := q["cached_tokens"].(float64); !ok || c > inputs[id]-1 {
+			t.Errorf("%s: cached %v of %v", id, c, q["prompt_tokens"])
+		}
+	}
+	if w, _ := res.Summary["workload"].(map[string]any); w["prompt_mode"] != "tokens" || w["prompt_exactness"] != "exact" {
+		t.Errorf("workload block: %v", w)
+	}
+}
