@@ -265,8 +265,8 @@ func coerce(f Field, v any) (any, error) {
 		if v == nil {
 			return "", nil
 		}
-		// An object given for a JSON-valued setting (extra bodies).
-		if m, ok := v.(map[string]any); ok && strings.HasSuffix(f.Key, "extra_body") {
+		// An object given for a JSON-object setting (extra bodies).
+		if m, ok := v.(map[string]any); ok && f.JSONObject {
 			b, _ := json.Marshal(m)
 			return string(b), nil
 		}
@@ -425,8 +425,8 @@ func (c *Config) loadJSON(path string, data []byte) error {
 		if v == nil && f.Kind == String {
 			v = ""
 		}
-		if v == nil && (f.Key == "tokens_per_gb_kvcache") {
-			continue
+		if v == nil && f.Derived {
+			continue // left to Prepare
 		}
 		cv, err := coerce(f, v)
 		if err != nil {
@@ -442,13 +442,19 @@ func (c *Config) loadJSON(path string, data []byte) error {
 	return nil
 }
 
+// exportOrder is the order of the exported general settings in the
+// config JSON (spec/cli.md "Config JSON"), which is not their order in
+// help (spec/cli.md's flag table); a test holds it to the fields marked
+// Exported.
+var exportOrder = []string{"workload", "model", "served_model_name", "kv_cache_volume", "tokens_per_gb_kvcache", "ignore_eos", "seed", "no_warmup"}
+
 // ExportJSON renders the replayable config: a flat object, 2-space
 // indent, trailing newline, the general keys then the workload's own.
 // It never holds URLs or credentials.
 func (c *Config) ExportJSON() []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
-	keys := []string{"workload", "model", "served_model_name", "kv_cache_volume", "tokens_per_gb_kvcache", "ignore_eos", "seed", "no_warmup"}
+	keys := append([]string(nil), exportOrder...)
 	for _, f := range WorkloadFields(c.Workload()) {
 		keys = append(keys, f.Key)
 	}
@@ -500,7 +506,7 @@ func (c *Config) Validate() error {
 		if f.Workload != "" && f.Workload != w {
 			continue
 		}
-		if f.Key == "tokens_per_gb_kvcache" && !c.set[f.Key] {
+		if f.Derived && !c.set[f.Key] {
 			continue
 		}
 		if err := f.Check(c.values[f.Key]); err != nil {
@@ -510,9 +516,14 @@ func (c *Config) Validate() error {
 	if err := c.validateShard(); err != nil {
 		return err
 	}
-	if s := c.String("extra_body"); s != "" {
-		if _, err := ParseObject(s); err != nil {
-			return fmt.Errorf("--extra-body: %v", err)
+	for _, f := range Fields {
+		if !f.JSONObject || f.Workload != "" && f.Workload != w {
+			continue
+		}
+		if s := c.String(f.Key); s != "" {
+			if _, err := ParseObject(s); err != nil {
+				return fmt.Errorf("--%s: %v", f.Flag, err)
+			}
 		}
 	}
 	if w == KVTierPressure {
@@ -525,11 +536,6 @@ func (c *Config) Validate() error {
 			if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
 				return fmt.Errorf("--rag-template-kwargs must be KEY=VALUE (got %q)", kv)
 			}
-		}
-	}
-	if s := c.String("ce_reference_extra_body"); w == ConcurrentExactness && s != "" {
-		if _, err := ParseObject(s); err != nil {
-			return fmt.Errorf("--ce-reference-extra-body: %v", err)
 		}
 	}
 	return nil
@@ -646,11 +652,20 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-// URLKeys are the settings that hold a URL. A user-info part given with
-// one (http://user:pass@host) is split off where the value enters the
-// config, so every reader of the value sees only http://host; the
-// credentials travel separately (UserInfo) to the HTTP connection alone.
-var URLKeys = []string{"engine_url", "lmcache_url", "metrics_url"}
+// URLKeys are the settings that hold a URL (the fields marked URL). A
+// user-info part given with one (http://user:pass@host) is split off
+// where the value enters the config, so every reader of the value sees
+// only http://host; the credentials travel separately (UserInfo) to the
+// HTTP connection alone.
+var URLKeys = func() []string {
+	var keys []string
+	for _, f := range Fields {
+		if f.URL {
+			keys = append(keys, f.Key)
+		}
+	}
+	return keys
+}()
 
 // credential is the user-info split off one URL-valued setting, with
 // the clean URL it belongs to.

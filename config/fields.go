@@ -1,7 +1,11 @@
-// Package config owns kvbench's settings: one table of fields drives the
-// command-line flags, the exported config JSON, the layering (defaults <
-// config.yaml, read with viper < KVBENCH_* env < --config file < set
-// flags), validation and the TUI form.
+// Package config owns kvbench's settings: one table of fields (Fields,
+// this file) drives the command-line flags, the exported config JSON, the
+// layering (resolve.go: defaults < config.yaml, read with viper <
+// KVBENCH_* env < --config file < set flags), validation and the TUI
+// form. What a setting needs beyond its type and range is an attribute of
+// its Field (Exported, Derived, JSONObject, URL, RunLength, Hidden), so
+// the code that exports, layers, validates and shows settings asks the
+// field, never its name.
 package config
 
 import (
@@ -93,6 +97,20 @@ type Field struct {
 	Exported bool
 	// Hidden fields are flags left out of help and the form.
 	Hidden bool
+	// Derived settings are worked out by Prepare when the user gives none
+	// (tokens per GB, from LMCache or the built-in engine): a null in a
+	// config JSON leaves one unset, and an unset one is not range-checked.
+	Derived bool
+	// JSONObject settings are a JSON object kept as text (bodies merged
+	// into requests): a config may give the object itself, and Validate
+	// and the form refuse text that is not one.
+	JSONObject bool
+	// RunLength is the workload setting that fixes how long its schedule
+	// dispatches, in seconds (the form shows the run's expected length).
+	RunLength bool
+	// URL settings may carry credentials (http://user:pass@host), split
+	// off where the value enters the config (URLKeys, UserInfo).
+	URL bool
 
 	min, max         float64
 	hasMin, hasMax   bool
@@ -216,27 +234,35 @@ func wl(workload, name string, kind Kind, def any, help string) Field {
 
 func exported(f Field) Field { f.Exported = true; return f }
 
+func derived(f Field) Field { f.Derived = true; return f }
+
+func jsonObject(f Field) Field { f.JSONObject = true; return f }
+
+func urlValued(f Field) Field { f.URL = true; return f }
+
+func runLength(f Field) Field { f.RunLength = true; return f }
+
 func group(g string, f Field) Field { f.Group = g; return f }
 
 // Fields is every setting of `kvbench run`, general first, then each
 // workload's in the order of spec/workloads.md.
 var Fields = []Field{
-	group("engine", general("engine_url", "engine-url", String, "", "engine base `URL` (builtin starts the simulated engine in-process)")),
-	group("engine", general("lmcache_url", "lmcache-url", String, "", "LMCache server URL: tokens-per-GB is read from its /status")),
+	urlValued(group("engine", general("engine_url", "engine-url", String, "", "engine base `URL` (builtin starts the simulated engine in-process)"))),
+	urlValued(group("engine", general("lmcache_url", "lmcache-url", String, "", "LMCache server URL: tokens-per-GB is read from its /status"))),
 	exported(general("workload", "workload", String, "", "workload to run: "+strings.Join(Workloads, ", "))),
 	exported(group("engine", general("model", "model", String, "", "model name (default: first id of GET /v1/models)"))),
 	exported(group("engine", general("served_model_name", "served-model-name", String, "", "model `NAME` sent in requests when the engine serves an alias (default: --model)"))),
 	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to (builtin: its GPU tier, 8)").withMin(0, true).withMax(MaxKVCacheGB, false)),
-	exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false).withMax(MaxTokensPerGB, false)),
+	derived(exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false).withMax(MaxTokensPerGB, false))),
 	exported(general("seed", "seed", Int, 42, "seed of every random choice").withMin(-MaxSeed, false).withMax(MaxSeed, false)),
 	exported(general("ignore_eos", "ignore-eos", Bool, false, "send ignore_eos so decoding runs to max_tokens")),
 	exported(general("no_warmup", "no-warmup", Bool, false, "skip every workload's warmup phase (the measured phase still starts with clean stats)")),
 	group("engine", general("api_key_env", "api-key-env", String, "", "environment variable holding the bearer key (no key is read otherwise)")),
 	group("engine", Field{Key: "endpoint", Flag: "endpoint", Kind: String, Default: "chat", Choices: []string{"chat", "completions"}, Help: "chat: /v1/chat/completions; completions: /v1/completions"}),
-	group("engine", general("extra_body", "extra-body", String, "", "JSON object merged into every request body")),
+	jsonObject(group("engine", general("extra_body", "extra-body", String, "", "JSON object merged into every request body"))),
 	group("engine", general("request_timeout", "request-timeout", Duration, 10*time.Minute, "whole-request limit").withMin(0, true).withMax((24*time.Hour).Seconds(), false)),
 	group("engine", general("idle_timeout", "idle-timeout", Duration, 60*time.Second, "longest gap between two stream bytes").withMin(0, true).withMax((24*time.Hour).Seconds(), false)),
-	group("engine", general("metrics_url", "metrics-url", String, "", "Prometheus endpoint of the engine to sample during the run")),
+	urlValued(group("engine", general("metrics_url", "metrics-url", String, "", "Prometheus endpoint of the engine to sample during the run"))),
 	group("engine", general("no_preflight", "no-preflight", Bool, false, "skip the check before the first request (GET /v1/models answers and lists the model)")),
 	general("prompt_salt", "prompt-salt", String, "auto", "`auto`: a run-unique first line in every prompt, so no earlier run's cache serves it; none: LMCache's prompts byte for byte; any other text: that fixed salt"),
 	general("reset_cache", "reset-cache", Bool, false, "ask the engine to drop its prefix cache before the first request (vLLM, SGLang, llama.cpp with --slot-save-path, the simulator)"),
@@ -276,7 +302,7 @@ var Fields = []Field{
 	wl(MultiRoundChat, "user-input-length", Int, 50, "tokens per user query").withMin(1, false).withMax(MaxTokens, false),
 	wl(MultiRoundChat, "output-length", Int, 200, "max_tokens per answer").withMin(1, false).withMax(MaxTokens, false),
 	wl(MultiRoundChat, "qps", Float, 1.0, "queries per second").withMin(0, true).withMax(MaxRate, false),
-	wl(MultiRoundChat, "duration", Float, 60.0, "seconds of dispatch").withMin(0, true).withMax(MaxDurationSeconds, false),
+	runLength(wl(MultiRoundChat, "duration", Float, 60.0, "seconds of dispatch").withMin(0, true).withMax(MaxDurationSeconds, false)),
 	func() Field {
 		f := wl(MultiRoundChat, "arrival", String, "fixed", "arrival process: fixed spacing or seeded poisson")
 		f.Choices = []string{"fixed", "poisson"}
@@ -311,7 +337,7 @@ var Fields = []Field{
 	wl(ConcurrentExactness, "reps", Int, 1, "repetitions of each cell").withMin(1, false).withMax(MaxCount, false),
 	wl(ConcurrentExactness, "temperature", Float, 0.0, "sampling temperature").withMin(0, false).withMax(2, false),
 	wl(ConcurrentExactness, "alone", Bool, false, "compare each request with its prompt sent alone"),
-	wl(ConcurrentExactness, "reference-extra-body", String, "", "JSON merged into a second reference run (e.g. {\"draft\": false})"),
+	jsonObject(wl(ConcurrentExactness, "reference-extra-body", String, "", "JSON merged into a second reference run (e.g. {\"draft\": false})")),
 
 	wl(TraceReplay, "file", String, "", "the trace, JSON lines (required; read twice, so not stdin)"),
 	choice(wl(TraceReplay, "format", String, "auto", "trace format (auto: bailian when lines have chat_id)"), "auto", "mooncake", "bailian"),

@@ -43,11 +43,11 @@ func check(f config.Field) func(string) error {
 		if strings.TrimSpace(s) == "" {
 			return nil
 		}
-		if f.Key == "extra_body" {
+		if f.JSONObject {
 			// Checked as typed, as the command line would refuse it.
 			var obj map[string]any
 			if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
-				return fmt.Errorf("--extra-body must be a JSON object, e.g. {\"chat_template_kwargs\":{\"enable_thinking\":false}}")
+				return fmt.Errorf("--%s must be a JSON object, e.g. {\"chat_template_kwargs\":{\"enable_thinking\":false}}", f.Flag)
 			}
 		}
 		v, err := config.Parse(f, s)

@@ -907,7 +907,7 @@ func planRows(c *config.Config) [][2]string {
 // setting), "" when the run lasts as long as its requests take.
 func fixedDuration(c *config.Config) string {
 	for _, f := range config.WorkloadFields(c.Workload()) {
-		if strings.HasSuffix(f.Key, "_duration") {
+		if f.RunLength {
 			return format(f, c) + " s (--" + f.Flag + ")"
 		}
 	}
