@@ -136,5 +136,10 @@ func finishedSummary() *record.Summary {
 		MeanTTFTms: fptr(123.4), P50TTFTms: fptr(98.1), P90TTFTms: fptr(301.2), P99TTFTms: fptr(456.7),
 		InputThroughput: 2400, OutputThroughput: 19, TotalInputTokens: 38190, TotalOutputTokens: 304}
 	s.Cache = stats.Cache{Cold: 3, Reused: 15, Unverified: 2, PromptTokens: 38190, CachedTokens: 30400, HitRatio: fptr(0.796)}
+	s.Workload = map[string]any{"num_documents": 5, "expectation": &record.Expectation{
+		Expected: "every question reuses its document (warmed up beforehand); the 5 documents (10,000 tokens) fit the built-in engine's GPU cache (8 GB, 80,000 tokens)",
+		Verdict:  record.VerdictNotMet,
+		Reason:   "questions: 15/18 reused their document (a hit caches at least half of its 2,000 tokens); 1 failed (not judged)",
+	}}
 	return s
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/workload"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/debuglog"
 	"github.com/kvbench/kvbench/internal/errs"
@@ -45,6 +46,10 @@ type Prepared struct {
 	// L1GB is the LMCache server's first tier in GB, read from its /status
 	// for kv-tier-pressure (0 when unknown).
 	L1GB float64
+	// Budget is the KV cache the workload's expectation is judged
+	// against: the built-in engine's own, else (zero value) the
+	// configured budget.
+	Budget workload.KVBudget
 
 	apiKey  string
 	user    *url.Userinfo // from the engine URL: Basic auth (see docs/cli.md)
@@ -144,6 +149,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		if !cfg.IsSet("kv_cache_volume") {
 			cfg.Set("kv_cache_volume", BuiltinKVGB())
 		}
+		p.Budget = builtinBudget(cfg)
 	}
 	u, err := sender.NormalizeURL(raw)
 	if err != nil {
@@ -229,6 +235,23 @@ func errText(err error) string {
 const builtinKVTierCPUGB = 4
 
 // builtinCPUGB is the CPU tier the built-in engine starts with for cfg.
+// builtinBudget is the built-in engine's cache, known exactly: its GPU
+// tier and, for the workloads that get one, its CPU tier.
+func builtinBudget(cfg *config.Config) workload.KVBudget {
+	sc := sim.DefaultConfig()
+	b := workload.KVBudget{
+		Tokens: int(sc.GPUKVGB * float64(sc.TokensPerGB)),
+		What:   "the built-in engine's GPU cache",
+		Size:   fmt.Sprintf("%g GB", sc.GPUKVGB),
+		Engine: true,
+	}
+	if cpu := builtinCPUGB(cfg); cpu > 0 {
+		b.LowerTokens = int(cpu * float64(sc.TokensPerGB))
+		b.Lower = true
+	}
+	return b
+}
+
 func builtinCPUGB(cfg *config.Config) float64 {
 	if cfg.Workload() == config.KVTierPressure {
 		return builtinKVTierCPUGB

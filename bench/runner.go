@@ -185,6 +185,7 @@ func New(p *Prepared) (*Runner, error) {
 		Engine:      &workload.Engine{BaseURL: p.EngineURL, APIKey: p.apiKey, Model: p.RequestModel()},
 		L1GB:        p.L1GB,
 		Lookups:     p.lmcacheLookups(),
+		Budget:      p.Budget,
 	})
 	var unavailable *workload.UnavailableError
 	if errors.As(err, &unavailable) {

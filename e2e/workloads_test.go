@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -102,7 +103,9 @@ func TestPrefixSuffixTunerThrashesTheGPUTier(t *testing.T) {
 	t.Parallel()
 	url := simtest.Start(t, func(c *sim.Config) { c.GPUKVGB = 2 })
 	common := []string{"--engine-url", url, "--workload", "prefix-suffix-tuner",
-		"--tokens-per-gb-kvcache", "10000", "--psf-context-length", "1000", "--psf-prefix-ratio", "0.8"}
+		"--tokens-per-gb-kvcache", "10000", "--psf-context-length", "1000", "--psf-prefix-ratio", "0.8",
+		// Not used for sizing: it tells the expectation the engine's cache.
+		"--kv-cache-volume", "2"}
 
 	// Over: int(2 x 1.05 x 10000 / 1000) = 21 contexts, 21000 tokens in a
 	// 20000-token tier.
@@ -129,6 +132,7 @@ func TestPrefixSuffixTunerThrashesTheGPUTier(t *testing.T) {
 			t.Errorf("pool over the tier: %s is %v with %v cached tokens, want cold", id, q["cache_state"], q["cached_tokens"])
 		}
 	}
+	wantVerdict(t, over, "met", "every pass-2 request misses its prefix", "exceeds the KV budget (--kv-cache-volume 2 GB, 20,000 tokens)")
 
 	// Under: int(0.5 x 1.05 x 10000 / 1000) = 5 contexts, about 5000
 	// tokens in a 20000-token tier.
@@ -147,6 +151,30 @@ func TestPrefixSuffixTunerThrashesTheGPUTier(t *testing.T) {
 	}
 	if !strings.Contains(under.Stdout, "Prefix Suffix Tuner") || !strings.Contains(under.Stdout, "Pass 2 cold / reused / unverified:") {
 		t.Fatalf("text summary lacks the workload section:\n%s", under.Stdout)
+	}
+	wantVerdict(t, under, "met", "every pass-2 request reuses its prefix", "fits the KV budget")
+	if !regexp.MustCompile(`(?s)-+ Expectation -+\nVerdict: +met\n  Expected: every pass-2 request reuses its prefix.*  Observed: pass 2: 5/5 reused their prefix`).MatchString(under.Stdout) {
+		t.Errorf("text summary lacks the verdict:\n%s", under.Stdout)
+	}
+}
+
+// wantVerdict checks bench_summary.json's workload.expectation.
+func wantVerdict(t *testing.T, r runResult, verdict string, expected ...string) {
+	t.Helper()
+	e, ok := r.workload(t)["expectation"].(map[string]any)
+	if !ok {
+		t.Fatalf("no workload.expectation in %v", r.workload(t))
+	}
+	if e["verdict"] != verdict {
+		t.Errorf("verdict %v, want %s: %v", e["verdict"], verdict, e)
+	}
+	for _, s := range expected {
+		if !strings.Contains(fmt.Sprint(e["expected"]), s) {
+			t.Errorf("expected %q does not say %q", e["expected"], s)
+		}
+	}
+	if reason, _ := e["reason"].(string); reason == "" {
+		t.Errorf("no reason: %v", e)
 	}
 }
 
@@ -320,4 +348,24 @@ func TestConcurrentExactness(t *testing.T) {
 	if !strings.Contains(diff.Stdout, "Failed checks") || !strings.Contains(diff.Stdout, "differ from alone") {
 		t.Fatalf("the text summary does not list the differences:\n%s", diff.Stdout)
 	}
+}
+
+// TestLongDocQAVerdictOnTheBuiltinEngine: the built-in engine's own cache
+// is what long-doc-qa's expectation counts on, whatever budget sizes the
+// documents: 5 documents fit it and every question reuses its document;
+// 60 overflow it and the expectation turns to "some miss".
+func TestLongDocQAVerdictOnTheBuiltinEngine(t *testing.T) {
+	t.Parallel()
+	common := []string{"--engine-url", "builtin", "--builtin-speed", "100", "--workload", "long-doc-qa",
+		"--ldqa-document-length", "2000", "--ldqa-shuffle-policy", "tile"}
+	fits := kvbench(t, append(common, "--kv-cache-volume", "1")...)
+	if fits.Code != 0 {
+		t.Fatalf("exit %d\n%s", fits.Code, fits.Stderr)
+	}
+	wantVerdict(t, fits, "met", "every question reuses its document", "the 5 documents (10,000 tokens) fit the built-in engine's GPU cache (8 GB, 80,000 tokens)")
+	over := kvbench(t, append(common, "--kv-cache-volume", "12")...)
+	if over.Code != 0 {
+		t.Fatalf("exit %d\n%s", over.Code, over.Stderr)
+	}
+	wantVerdict(t, over, "met", "some questions miss their document", "the 60 documents (120,000 tokens) exceed the built-in engine's GPU cache")
 }

@@ -96,13 +96,30 @@ func Title(workload string) string {
 
 // Text writes the summary of s: Configuration, Results, Time to First
 // Token, Decoding Speed, Cache, Latency, then the extra sections
-// (workload-specific, server metrics) in the order given.
+// (workload-specific, server metrics) in the order given, then the
+// workload's expectation and its verdict.
 func Text(w io.Writer, s *record.Summary, extra ...Section) error {
 	workload := configString(s.Config, "workload")
 	if workload == "" {
 		workload = NA
 	}
-	return Render(w, Title(workload), append(append(Sections(s), extra...), Overload(s)...))
+	sections := append(append(Sections(s), extra...), Expectation(s)...)
+	return Render(w, Title(workload), append(sections, Overload(s)...))
+}
+
+// Expectation is the section of the workload's expectation: the verdict,
+// then what was expected and the figures that decide it, in words; nil
+// when the summary has none.
+func Expectation(s *record.Summary) []Section {
+	e := record.WorkloadExpectation(s)
+	if e == nil {
+		return nil
+	}
+	return []Section{{Title: "Expectation", Rows: []Row{
+		{"Verdict", record.VerdictText(e.Verdict)},
+		{Value: "Expected: " + e.Expected},
+		{Value: "Observed: " + e.Reason},
+	}}}
 }
 
 // Render writes a titled table of sections.

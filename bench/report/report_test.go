@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,8 +48,12 @@ func fullSummary() *record.Summary {
 			TokensPerChunkMean: fptr(2),
 			PrefillTPS:         stats.MeanP50{Mean: fptr(25000), P50: fptr(24800.5)},
 		},
-		Client:   stats.Client{CPUSeconds: 3.14159},
-		Workload: map[string]any{"documents": 65},
+		Client: stats.Client{CPUSeconds: 3.14159},
+		Workload: map[string]any{"documents": 65, "expectation": &record.Expectation{
+			Expected: "every question reuses its document (warmed up beforehand); the 65 documents (650,000 tokens) fit the KV budget (--kv-cache-volume 100 GB, 655,300 tokens)",
+			Verdict:  record.VerdictNotMet,
+			Reason:   "questions: 60/125 reused their document (a hit caches at least half of its 10,000 tokens); 5 without a verified receipt",
+		}},
 	}
 }
 
@@ -112,7 +117,7 @@ func TestSectionOrder(t *testing.T) {
 	out := buf.String()
 	last := -1
 	for _, title := range []string{" Engine Benchmark Result (long-doc-qa) ", " Configuration ", " Results ",
-		" Time to First Token ", " Decoding Speed ", " Cache ", " Latency ", " Long Doc QA ", " Server Metrics "} {
+		" Time to First Token ", " Decoding Speed ", " Cache ", " Latency ", " Long Doc QA ", " Server Metrics ", " Expectation "} {
 		i := strings.Index(out, title)
 		if i < 0 || i < last {
 			t.Errorf("section %q missing or out of order", title)
@@ -301,3 +306,39 @@ func TestOverloadSection(t *testing.T) {
 }
 
 func ptrF(v float64) *float64 { return &v }
+
+// TestExpectationSection: the workload's verdict, read from the summary
+// as written or as read back from disk; none without a valid one.
+func TestExpectationSection(t *testing.T) {
+	raw := json.RawMessage(`{"n":1,"expectation":{"expected":"every request is a cold prefill","verdict":"met","reason":"requests: 8/8 cold"}}`)
+	for name, w := range map[string]any{
+		"written": map[string]any{"expectation": &record.Expectation{Expected: "every request is a cold prefill", Verdict: "met", Reason: "requests: 8/8 cold"}},
+		"read":    raw,
+	} {
+		secs := Expectation(&record.Summary{Workload: w})
+		if len(secs) != 1 || secs[0].Title != "Expectation" {
+			t.Fatalf("%s: %+v", name, secs)
+		}
+		want := []Row{{"Verdict", "met"}, {"", "Expected: every request is a cold prefill"}, {"", "Observed: requests: 8/8 cold"}}
+		if fmt.Sprint(secs[0].Rows) != fmt.Sprint(want) {
+			t.Errorf("%s: rows %q", name, secs[0].Rows)
+		}
+	}
+	for name, w := range map[string]any{
+		"none":      map[string]any{"n": 1},
+		"no block":  nil,
+		"bad value": json.RawMessage(`{"expectation":{"expected":"x","verdict":"passed","reason":"y"}}`),
+		"not obj":   json.RawMessage(`{"expectation":"met"}`),
+	} {
+		if secs := Expectation(&record.Summary{Workload: w}); secs != nil {
+			t.Errorf("%s: %+v, want no section", name, secs)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Text(&buf, fullSummary()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "Verdict:                                         NOT MET") {
+		t.Errorf("not met does not stand out:\n%s", buf.String())
+	}
+}

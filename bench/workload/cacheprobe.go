@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
@@ -322,17 +323,6 @@ func (w *CacheProbe) Outcome() Outcome {
 	if w.ids != nil {
 		prompt = "file"
 	}
-	var expected []string
-	if w.requireCold {
-		expected = append(expected, "first_0 cold")
-	}
-	if w.requireReuse && w.repeats > 0 {
-		expected = append(expected, "repeats reused")
-	}
-	if w.expected > 0 {
-		expected = append(expected, fmt.Sprintf("%d prompt tokens", w.expected))
-	}
-	expected = append(expected, "same output")
 	block := map[string]any{
 		"qualified": len(reasons) == 0,
 		"reasons":   reasons,
@@ -350,7 +340,7 @@ func (w *CacheProbe) Outcome() Outcome {
 			"require_cold":           w.requireCold,
 			"require_reuse":          w.requireReuse,
 		},
-		"expected":                         strings.Join(expected, ", "),
+		"expectation":                      w.expectation(rows),
 		"concurrent_aggregate_prefill_tps": stats.AggregatePrefill(concurrent),
 	}
 	if reasons == nil {
@@ -362,7 +352,6 @@ func (w *CacheProbe) Outcome() Outcome {
 	}
 	out := []report.Row{
 		{Label: "Prompt", Value: prompt},
-		{Label: "Expected", Value: strings.Join(expected, ", ")},
 	}
 	for _, r := range rows {
 		out = append(out, report.Row{Label: r.RequestID, Value: cpRowText(r)})
@@ -374,6 +363,92 @@ func (w *CacheProbe) Outcome() Outcome {
 		Block: block, Sections: []report.Section{{Title: "Cache Probe", Rows: out}},
 		Failed: len(reasons) > 0, Reasons: reasons,
 	}
+}
+
+// expectation: first_0 is cold when its prompt is new to the engine
+// (the built-in text under a run-unique salt, or --cp-require-cold);
+// every later row, an identical prompt sent once first_0 has finished,
+// reuses it; every output equals first_0's; with
+// --cp-expected-prompt-tokens, every prompt has that length. A check
+// whose receipts or fingerprints are missing is unknown, never passed.
+func (w *CacheProbe) expectation(rows []cpRow) *record.Expectation {
+	var expected, reasons []string
+	verdicts := []string{}
+	first := w.results[0]
+	if w.requireCold || (w.ids == nil && w.p.Config.String("prompt_salt") == "auto") {
+		var j judge
+		if first != nil {
+			j.add(first, cold)
+		}
+		expected = append(expected, "first_0 cold")
+		got := "not sent"
+		if first != nil {
+			got = "first_0 " + cpStateText(first.CacheState, first.UnverifiedReason)
+			if first.CachedTokens != nil && first.PromptTokens != nil {
+				got += fmt.Sprintf(" (%d of %d tokens cached)", *first.CachedTokens, *first.PromptTokens)
+			}
+		}
+		reasons = append(reasons, got)
+		verdicts = append(verdicts, j.verdict())
+	}
+	if len(rows) > 1 {
+		var j judge
+		for _, r := range w.results[1:] {
+			if r == nil {
+				j.noReceipt++
+				continue
+			}
+			j.add(r, func(prompt, cached int) bool { return 2*cached >= prompt })
+		}
+		expected = append(expected, "every later row reused")
+		reasons = append(reasons, "later rows: "+j.count("reused (at least half the prompt cached)"))
+		verdicts = append(verdicts, j.verdict())
+	}
+	var same judge
+	for _, r := range rows {
+		switch {
+		case r.EqualFirstOutput == nil:
+			same.noReceipt++
+		case *r.EqualFirstOutput:
+			same.yes++
+		default:
+			same.no++
+		}
+	}
+	expected = append(expected, "every output equal to first_0's")
+	reasons = append(reasons, "outputs: "+fmt.Sprintf("%d/%d equal to first_0's", same.yes, len(rows))+strings.Replace(same.notes(), "without a verified receipt", "without a fingerprint to compare", 1))
+	verdicts = append(verdicts, same.verdict())
+	if w.expected > 0 {
+		var j judge
+		for _, r := range rows {
+			switch {
+			case r.PromptTokens == nil:
+				j.noReceipt++
+			case *r.PromptTokens == w.expected:
+				j.yes++
+			default:
+				j.no++
+			}
+		}
+		expected = append(expected, fmt.Sprintf("%d prompt tokens", w.expected))
+		reasons = append(reasons, fmt.Sprintf("prompt tokens: %d/%d rows had %d", j.yes, len(rows), w.expected))
+		verdicts = append(verdicts, j.verdict())
+	}
+	return expect(strings.Join(expected, ", "), worst(verdicts), strings.Join(reasons, "; "))
+}
+
+// worst combines verdicts: any not met is not met, any unknown unknown.
+func worst(vs []string) string {
+	out := record.VerdictMet
+	for _, v := range vs {
+		switch v {
+		case record.VerdictNotMet:
+			return v
+		case record.VerdictUnknown:
+			out = v
+		}
+	}
+	return out
 }
 
 // cpRowText is a row in a few words: state, prompt/cached tokens and the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
@@ -147,6 +148,12 @@ type KVTierPressure struct {
 	lookups                    LookupSource
 	vocab                      []string // one-token words, learned through the engine
 	stopped                    string   // why the run stopped before its measured phase
+	// The expectation's receipts: measured requests whose documents (or,
+	// for the system prompt, any earlier request) had been prefilled.
+	docDone          map[int]float64
+	anyDone          float64
+	docHits, sysHits judge
+	unjudged         int
 }
 
 func newKVTierPressure(p Params) (Workload, error) {
@@ -172,6 +179,7 @@ func newKVTierPressure(p Params) (Workload, error) {
 		return nil, fmt.Errorf("--ktp-docs-per-request must be <= the pool size %d (got %d)", w.pool, w.per)
 	}
 	w.warmGroups = len(KVTierWarmupGroups(w.pool, w.per))
+	w.docDone = map[int]float64{}
 	// The vocabulary is learned before the run folder exists, so an
 	// engine without a tokenizer stops the run with nothing sent (exit 3).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -256,7 +264,7 @@ func (w *KVTierPressure) Run(ctx context.Context, env Env) error {
 			}
 		}
 		env.Phase("warmup", len(warm), 0)
-		runBounded(ctx, env, warm, w.inflight, func(r sender.Result) { w.warm.add(&r) })
+		runBounded(ctx, env, warm, w.inflight, func(r sender.Result) { w.warm.add(&r); w.prefilled(&r) })
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -295,6 +303,7 @@ func (w *KVTierPressure) Run(ctx context.Context, env Env) error {
 	env.Phase("measuring", len(reqs), 0)
 	runBounded(ctx, env, reqs, w.inflight, func(r sender.Result) {
 		w.measured.add(&r)
+		w.judge(&r)
 		if w.firstPrompt == nil && r.RequestID == "sample0" && r.PromptTokens != nil {
 			n := *r.PromptTokens
 			w.firstPrompt = &n
@@ -308,6 +317,89 @@ func (w *KVTierPressure) Run(ctx context.Context, env Env) error {
 		}
 	}
 	return nil
+}
+
+// prefilled notes the documents a successful request put in the cache.
+func (w *KVTierPressure) prefilled(r *sender.Result) {
+	if !r.Successful {
+		return
+	}
+	if w.anyDone == 0 || r.FinishTime < w.anyDone {
+		w.anyDone = r.FinishTime
+	}
+	for _, d := range r.Documents {
+		if t, ok := w.docDone[d]; !ok || r.FinishTime < t {
+			w.docDone[d] = r.FinishTime
+		}
+	}
+}
+
+// judge judges a measured request on both expectations: its documents
+// reused (when each had been prefilled before it was sent), its system
+// prompt reused (when any request had finished before it was sent).
+func (w *KVTierPressure) judge(r *sender.Result) {
+	all := len(r.Documents) > 0
+	for _, d := range r.Documents {
+		if t, ok := w.docDone[d]; !ok || t > r.SubmitTime {
+			all = false
+		}
+	}
+	if all {
+		w.docHits.add(r, reuses(w.system+w.per*w.context))
+	} else {
+		w.unjudged++
+	}
+	if w.anyDone > 0 && w.anyDone <= r.SubmitTime {
+		w.sysHits.add(r, reuses(w.system))
+	}
+	w.prefilled(r)
+}
+
+// expectation: with one document per request, or a server that blends,
+// every request whose documents were prefilled reuses them although the
+// working set overflows the first tier: the next tier serves what the
+// first evicted (unless the engine's tiers are known and too small:
+// then some miss). With several documents in random order and no
+// blending, a prefix cache reuses only the system prompt.
+func (w *KVTierPressure) expectation() *record.Expectation {
+	if w.stopped != "" {
+		return expect("the measured phase ran", record.VerdictUnknown, w.stopped)
+	}
+	b := w.p.budget()
+	set := w.workingSet() + w.system
+	part := w.system + w.per*w.context
+	blends := w.blend != nil && w.blend.InUse() == LookupBlend
+	if w.per > 1 && !blends {
+		expected := fmt.Sprintf("a prefix cache reuses only the system prompt (%s tokens): the %d documents of a request come in random order, which only a blending cache reuses", group(w.system), w.per)
+		if w.system == 0 {
+			return expect(expected, record.VerdictUnknown, "no system prompt (--ktp-system-prompt-length 0): nothing a prefix cache is sure to reuse")
+		}
+		reason := "requests: " + w.sysHits.count("reused the system prompt", " (a hit caches at least half of it)") + "; hit ratio " + report.Percent(w.measured.HitRatio) + "%" + interrupted(w.measured.Requests, w.requests)
+		return expect(expected, w.sysHits.verdict(), reason)
+	}
+	reason := "requests: " + w.docHits.count("reused their documents", fmt.Sprintf(" (a hit caches at least half of their %s tokens with the system prompt)", group(part)))
+	if w.unjudged > 0 {
+		reason += fmt.Sprintf("; %d sent before all their documents were prefilled (not judged)", w.unjudged)
+	}
+	reason += "; hit ratio " + report.Percent(w.measured.HitRatio) + "%" + interrupted(w.measured.Requests, w.requests)
+	how := "each request's document is its prefix"
+	if w.per > 1 {
+		how = "the server blends documents in any order"
+	}
+	if b.Engine && b.Tokens > 0 {
+		tiers, cache := b.Tokens+b.LowerTokens, b.text()
+		if b.LowerTokens > 0 {
+			cache += fmt.Sprintf(" and its next tier (%s together)", tokens(tiers))
+		}
+		if set > tiers {
+			return expect(fmt.Sprintf("some requests miss their documents: the working set (%s) exceeds %s", tokens(set), cache),
+				w.docHits.someMiss(), reason)
+		}
+		return expect(fmt.Sprintf("every request reuses its documents (%s): the working set (%s) fits %s", how, tokens(set), cache),
+			w.docHits.verdict(), reason)
+	}
+	return expect(fmt.Sprintf("every request reuses its documents (%s): the working set (%s) overflows the first tier and the next tier serves what it evicts", how, tokens(set)),
+		w.docHits.verdict(), reason)
 }
 
 func (w *KVTierPressure) Outcome() Outcome {
@@ -325,6 +417,7 @@ func (w *KVTierPressure) Outcome() Outcome {
 		"vocabulary_words":      len(w.vocab),
 		"observed":              &w.measured,
 		"warmup":                &w.warm,
+		"expectation":           w.expectation(),
 	}
 	rows := []report.Row{
 		{Label: "Pool (documents x tokens)", Value: fmt.Sprintf("%d x %d", w.pool, w.context)},

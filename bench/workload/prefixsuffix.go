@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
@@ -78,6 +79,7 @@ type PrefixSuffixTuner struct {
 	ratio, thrash       float64
 	prefix, suffix, num int
 	pass1, pass2        tally
+	hits                judge // pass 2: requests that reused their prefix
 }
 
 func newPrefixSuffixTuner(p Params) (Workload, error) {
@@ -152,6 +154,9 @@ func (w *PrefixSuffixTuner) Run(ctx context.Context, env Env) error {
 				return
 			}
 			t.add(&res)
+			if phase == sender.PhaseMeasured {
+				w.hits.add(&res, reuses(w.prefix))
+			}
 		}
 	}
 	if w.p.Warmup() {
@@ -195,7 +200,7 @@ func (w *PrefixSuffixTuner) Outcome() Outcome {
 		"pool_gb":                w.poolGB(),
 		"target_tier_gb":         w.targetGB(),
 		"overflow_factor":        psfOverflow,
-		"expected":               "every pass-2 request misses the targeted tier: cold with no lower tier, else served from the next tier down",
+		"expectation":            w.expectation(),
 		"observed":               &w.pass2,
 		"pass1":                  &w.pass1,
 		"target_prompt_tokens":   target,
@@ -207,7 +212,6 @@ func (w *PrefixSuffixTuner) Outcome() Outcome {
 		{Label: "Pool tokens", Value: report.Int(w.poolTokens())},
 		{Label: "Prefix / breaker / suffix tokens", Value: fmt.Sprintf("%d / %d / %d", w.prefix, psfBreakerTokens, w.suffix)},
 		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", target, report.OptFloat(w.pass2.meanPrompt()))},
-		{Label: "Expected", Value: "pass 2 misses the tier"},
 	}
 	rows = append(rows, w.pass2.rows("Pass 2 ")...)
 	rows = append(rows,
@@ -215,4 +219,56 @@ func (w *PrefixSuffixTuner) Outcome() Outcome {
 		report.Row{Label: "Pass 1 mean TTFT (ms)", Value: report.OptFloat(w.pass1.MeanTTFTms)},
 	)
 	return Outcome{Block: block, Sections: []report.Section{{Title: "Prefix Suffix Tuner", Rows: rows}}}
+}
+
+// expectation judges pass 2 against the pool's size: a pool larger than
+// the tier it targets (the built-in engine's cache when that is the
+// engine, else --kv-cache-volume when given, else --psf-thrash) misses it
+// on every pass-2 request under LRU;
+// a pool that fits stays cached from pass 1. Sizes are counted in the
+// prompts pass 1 really sent (the engine's prompt_tokens), so the chat
+// template and the salt line count too.
+func (w *PrefixSuffixTuner) expectation() *record.Expectation {
+	b := w.p.budget()
+	t := KVBudget{Tokens: int(w.thrash * float64(w.p.TokensPerGB)), What: "the targeted tier", Size: fmt.Sprintf("--psf-thrash %g GB", w.thrash)}
+	if b.Tokens > 0 && (b.Engine || w.p.Config.IsSet("kv_cache_volume")) {
+		t = b
+	}
+	tier, tierText := t.Tokens, t.text()
+	prompt := float64(w.context)
+	if m := w.pass1.meanPrompt(); m != nil {
+		prompt = *m
+	} else if m := w.pass2.meanPrompt(); m != nil {
+		prompt = *m
+	}
+	pool := int(prompt * float64(w.num))
+	poolText := fmt.Sprintf("the pool (%d prompts of %s = %s)", w.num, group(int(prompt)), tokens(pool))
+	counted := fmt.Sprintf(" (a hit caches at least half of the %s-token prefix)", group(w.prefix))
+	hit := "pass 2: " + w.hits.count("reused their prefix", counted) + interrupted(w.pass2.Requests, w.num)
+	missed := w.hits
+	missed.yes, missed.no = w.hits.no, w.hits.yes
+	miss := "pass 2: " + missed.count("missed their prefix", counted) + interrupted(w.pass2.Requests, w.num)
+	lower := b.Lower || b.LowerTokens > 0
+	switch {
+	case !w.p.Warmup():
+		return expect("every pass-2 request misses its prefix: no pass 1 ran (--no-warmup)", missed.verdict(), miss)
+	case abs(pool-tier) <= int(prompt):
+		return expect(fmt.Sprintf("pass 2 may hit or miss: %s is within one request of %s", poolText, tierText),
+			record.VerdictUnknown, hit)
+	case pool < tier:
+		return expect(fmt.Sprintf("every pass-2 request reuses its prefix: %s fits %s, so pass 1 leaves it cached", poolText, tierText),
+			w.hits.verdict(), hit)
+	case lower && (b.LowerTokens == 0 || pool < tier+b.LowerTokens):
+		return expect(fmt.Sprintf("every pass-2 request misses %s and is served from the next tier down (a reuse in its receipt): %s exceeds it", tierText, poolText),
+			w.hits.verdict(), hit)
+	}
+	return expect(fmt.Sprintf("every pass-2 request misses its prefix: %s exceeds %s, so under LRU pass 1 evicts each prefix before pass 2 asks for it", poolText, tierText),
+		missed.verdict(), miss)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
@@ -94,6 +95,11 @@ type RAGQAQuality struct {
 	passages    map[string]string // raw -> padded
 	order       []string          // distinct passages, first-appearance order
 	offAlign    int               // blocks still off the alignment after the tries
+	instrTokens int               // the padded instruction's tokens
+	passTokens  map[string]int    // raw -> the padded passage's tokens
+	warmDone    map[string]bool   // passages whose warmup succeeded
+	hits        judge
+	unjudged    int
 	warm        tally
 	measured    tally
 	per         []ragPerSample
@@ -133,6 +139,7 @@ func newRAGQAQuality(p Params) (Workload, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(p.Seed), 0x726167))
+	var count int // the last padded text's tokens
 	pad := func(text string) (string, error) {
 		padded := text
 		for try := 0; try <= ragAlignTries; try++ {
@@ -140,7 +147,8 @@ func newRAGQAQuality(p Params) (Workload, error) {
 			if err != nil {
 				return "", err
 			}
-			need := (w.align - (len(ids)-len(base))%w.align) % w.align
+			count = len(ids) - len(base)
+			need := (w.align - count%w.align) % w.align
 			if need == 0 {
 				return padded, nil
 			}
@@ -165,7 +173,8 @@ func newRAGQAQuality(p Params) (Workload, error) {
 	if w.instruction, err = pad(ragInstruction); err != nil {
 		return nil, err
 	}
-	w.passages = map[string]string{}
+	w.instrTokens = count
+	w.passages, w.passTokens, w.warmDone = map[string]string{}, map[string]int{}, map[string]bool{}
 	for _, s := range w.samples {
 		for _, raw := range s.Passages {
 			if _, ok := w.passages[raw]; ok {
@@ -174,6 +183,7 @@ func newRAGQAQuality(p Params) (Workload, error) {
 			if w.passages[raw], err = pad(raw); err != nil {
 				return nil, err
 			}
+			w.passTokens[raw] = count
 			w.order = append(w.order, raw)
 		}
 	}
@@ -228,7 +238,13 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 			warm[i] = w.request(fmt.Sprintf("prefill_doc%d", i), sender.PhaseWarmup, w.instruction+"\n"+w.passages[raw], 1)
 		}
 		env.Phase("warmup", len(warm), 0)
-		runSequential(ctx, env, warm, func(r sender.Result) { w.warm.add(&r) })
+		runSequential(ctx, env, warm, func(r sender.Result) {
+			w.warm.add(&r)
+			var i int
+			if _, err := fmt.Sscanf(r.RequestID, "prefill_doc%d", &i); err == nil && r.Successful && i < len(w.order) {
+				w.warmDone[w.order[i]] = true
+			}
+		})
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -248,6 +264,7 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 			break
 		}
 		w.measured.add(&res)
+		w.judge(s, &res, i)
 		ps := ragPerSample{SampleID: s.ID, TTFT: res.TTFT, NumOutputTokens: res.CompletionTokens,
 			CacheState: res.CacheState, CachedTokens: res.CachedTokens, RequestID: req.ID, GoldAnswers: golds}
 		if ans, parsed := RAGFinalAnswer(res.Text); parsed && res.Successful {
@@ -318,6 +335,50 @@ func (w *RAGQAQuality) write(path string) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
+// judge judges measured sample i: after the warmup it reuses at least
+// the instruction block and its first passage, which the warmup
+// prefilled alone in that position; without a warmup, every question
+// after the first reuses the instruction block.
+func (w *RAGQAQuality) judge(s RAGSample, r *sender.Result, i int) {
+	switch {
+	case w.p.Warmup() && len(s.Passages) > 0 && w.warmDone[s.Passages[0]]:
+		w.hits.add(r, reuses(w.instrTokens+w.passTokens[s.Passages[0]]))
+	case !w.p.Warmup() && i > 0:
+		w.hits.add(r, reuses(w.instrTokens))
+	default:
+		w.unjudged++
+	}
+}
+
+// expectation: what a prefix cache must reuse (the instruction block and
+// the first passage after the warmup); a blending cache also reuses the
+// later passages, stitched where they were never cached, and whether that
+// changes the answers is what comparing two runs' F1 shows.
+func (w *RAGQAQuality) expectation() *record.Expectation {
+	set := w.instrTokens
+	for _, n := range w.passTokens {
+		set += n
+	}
+	what := "reused the instruction block and their first passage"
+	if !w.p.Warmup() {
+		what = "reused the instruction block"
+	}
+	reason := "questions: " + w.hits.count(what, " (a hit caches at least half of it)")
+	if w.unjudged > 0 {
+		reason += fmt.Sprintf("; %d not judged (first question without a warmup, no passage, or its passage's warmup failed)", w.unjudged)
+	}
+	reason += "; hit ratio " + report.Percent(w.measured.HitRatio) + "%" + interrupted(w.sum.NumSamples, len(w.samples))
+	expected := fmt.Sprintf("every question reuses the instruction block (%s tokens) and its first passage, prefilled alone in the warmup; a blending cache also its later passages", group(w.instrTokens))
+	if !w.p.Warmup() {
+		expected = fmt.Sprintf("every question after the first reuses the instruction block (%s tokens; no warmup)", group(w.instrTokens))
+	}
+	if b := w.p.budget(); b.Tokens > 0 && set > b.Tokens {
+		return expect(fmt.Sprintf("some questions miss their first passage: the instruction and %d passages (%s) exceed %s", len(w.order), tokens(set), b.text()),
+			w.hits.someMiss(), reason)
+	}
+	return expect(expected, w.hits.verdict(), reason)
+}
+
 func (w *RAGQAQuality) Outcome() Outcome {
 	block := map[string]any{
 		"dataset":           w.dataset,
@@ -332,6 +393,7 @@ func (w *RAGQAQuality) Outcome() Outcome {
 		"output":            w.output,
 		"observed":          &w.measured,
 		"warmup":            &w.warm,
+		"expectation":       w.expectation(),
 	}
 	rows := []report.Row{
 		{Label: "Dataset", Value: filepath.Base(w.dataset)},

@@ -73,6 +73,7 @@ type TraceReplay struct {
 // whose receipts are valid.
 type traceAgg struct {
 	sent, valid             int
+	failed, noReceipt       int // requests not judged: failed, or no valid counts
 	input, prompt, cached   int
 	expected, expectedLRU   int
 	below                   int
@@ -535,7 +536,13 @@ func (w *TraceReplay) add(r *sender.Result) {
 	}
 	a.lastSubmit = max(a.lastSubmit, r.SubmitTime)
 	e := r.TraceExpectation
+	if e != nil && !r.Successful {
+		a.failed++
+	}
 	if e == nil || r.CacheState == sender.StateUnverified || r.PromptTokens == nil || r.CachedTokens == nil {
+		if e != nil && r.Successful {
+			a.noReceipt++
+		}
 		return
 	}
 	a.valid++
@@ -609,6 +616,7 @@ func (w *TraceReplay) Outcome() Outcome {
 		{Key: "kv_budget_tokens", Value: nullIfZero(w.lruTokens)},
 		{Key: "max_input_tokens", Value: nullIfZero(w.maxInput)},
 		{Key: "requests_with_receipts", Value: a.valid},
+		{Key: "expectation", Value: w.expectation(a, expected, expLRU, observed)},
 	}
 	ref := "unbounded"
 	if w.lruTokens > 0 {
@@ -628,6 +636,21 @@ func (w *TraceReplay) Outcome() Outcome {
 		{Label: "Trace / replay span (s)", Value: fmt.Sprintf("%.2f / %s", w.traceSpan.Seconds(), report.OptFloat(replaySpan))},
 	}
 	return Outcome{Block: block, Sections: []report.Section{{Title: "Trace Replay", Rows: rows}}}
+}
+
+// expectation: every request's cached tokens reach what the trace's
+// prefix sharing predicts (with an LRU cache of the KV budget when one
+// is known, else unbounded), within one engine block; more is fine (a
+// larger cache, hits the prediction does not count).
+func (w *TraceReplay) expectation(a traceAgg, expected, expLRU, observed *float64) *record.Expectation {
+	ref, pred := "unbounded", expected
+	if w.lruTokens > 0 {
+		ref, pred = fmt.Sprintf("LRU of %s", tokens(w.lruTokens)), expLRU
+	}
+	j := judge{yes: a.valid - a.below, no: a.below, noReceipt: a.noReceipt, failed: a.failed}
+	reason := fmt.Sprintf("requests: %d/%d at or above the prediction (within %d tokens)%s; hit ratio observed %s%%, predicted %s%%",
+		j.yes, j.judged(), w.engineBlock, j.notes(), report.Percent(observed), report.Percent(pred))
+	return expect(fmt.Sprintf("every request's cached tokens reach the trace's predicted prefix hits (%s)", ref), j.verdict(), reason)
 }
 
 func nullIfZero(n int) *int {

@@ -77,6 +77,17 @@ type Params struct {
 	// Engine reaches the engine outside the run's requests (trace replay
 	// learns its token pool through /tokenize); nil when unknown.
 	Engine *Engine
+	// Budget is the KV cache the workload's expectation counts on; the
+	// zero value means BudgetFromConfig.
+	Budget KVBudget
+}
+
+// budget is p.Budget, else the one the config gives.
+func (p Params) budget() KVBudget {
+	if p.Budget.Tokens > 0 || p.Budget.What != "" {
+		return p.Budget
+	}
+	return BudgetFromConfig(p.Config, p.TokensPerGB)
 }
 
 // shard is p.Shard with the zero value read as the whole run.

@@ -3,6 +3,7 @@ package common
 import (
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/theme"
 )
@@ -32,4 +33,16 @@ func RunInfo(r *runs.Run) []string {
 		}
 	}
 	return info
+}
+
+// ExpectationStyle colours a workload expectation's verdict: met ok, not
+// met an error, unknown a warning. The words differ too (NO_COLOR).
+func ExpectationStyle(s *theme.Styles, verdict string) lipgloss.Style {
+	switch verdict {
+	case record.VerdictMet:
+		return s.OK
+	case record.VerdictNotMet:
+		return s.Error
+	}
+	return s.Warn
 }

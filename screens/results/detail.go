@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/screens/common"
@@ -438,6 +439,15 @@ func (d *Detail) buildSummary() {
 		run = append(run, [2]string{"Largest start skew", skew})
 	}
 	add("Run", run)
+	// The workload's verdict on its own expectation, beside the run's
+	// status: the first thing a reader checks.
+	if e := record.WorkloadExpectation(det.Summary); e != nil {
+		add("Expectation", [][2]string{
+			{"Verdict", common.ExpectationStyle(s, e.Verdict).Render(record.VerdictText(e.Verdict))},
+			{"Expected", e.Expected},
+			{"Observed", e.Reason},
+		})
+	}
 
 	section, rows := "", [][2]string(nil)
 	for _, f := range runs.Figures(det) {
@@ -453,9 +463,21 @@ func (d *Detail) buildSummary() {
 	}
 	add(section, rows)
 	add("Config", pairsOf(det.Summary.Config, det.Config))
-	add("Workload", readable(flatten(det.Summary.Workload)))
+	add("Workload", readable(withoutExpectation(flatten(det.Summary.Workload))))
 
 	d.summary.SetContent(masonry(blocks, d.width))
+}
+
+// withoutExpectation drops the expectation's rows of a flattened workload
+// block: its own panel shows them.
+func withoutExpectation(rows [][2]string) [][2]string {
+	out := rows[:0]
+	for _, r := range rows {
+		if !strings.HasPrefix(r[0], "expectation.") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // readable rounds the numbers of a flattened block to what a reader

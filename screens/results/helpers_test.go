@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/screentest"
@@ -42,7 +43,10 @@ func fixtureRuns(t testing.TB) string {
 	runstest.Write(t, dir, runstest.Spec{Name: "fast-cache", Started: t0.Add(time.Hour), Requests: 40, BaseTTFTms: 60, ReusedEvery: 4,
 		Summary: true, Model: "llama-3-8b", EngineURL: "http://gpu-a:8000/v1", CPUSeconds: 1.2, Config: map[string]any{"seed": 7}})
 	runstest.Write(t, dir, runstest.Spec{Name: "slow", Started: t0.Add(2 * time.Hour), Requests: 30, BaseTTFTms: 300, FailEvery: 10,
-		Summary: true, ExitCode: 1, Workload: "random-prefill", Unverified: true})
+		Summary: true, ExitCode: 1, Workload: "random-prefill", Unverified: true,
+		WorkloadBlock: map[string]any{"num_requests": 30, "expectation": &record.Expectation{
+			Expected: "every request is a cold prefill: no two prompts share a prefix", Verdict: record.VerdictNotMet,
+			Reason: "requests: 24/27 cold (cached under a tenth of the prompt); 3 failed (not judged); hit ratio 9.52%"}}})
 	runstest.Write(t, dir, runstest.Spec{Name: "stopped", Started: t0.Add(3 * time.Hour), Requests: 12, Summary: true, Interrupted: true, ExitCode: 130})
 	runstest.Write(t, dir, runstest.Spec{Name: "killed", Started: t0.Add(4 * time.Hour), Requests: 25, ReusedEvery: 3, FailEvery: 8, Corrupt: true})
 	return dir

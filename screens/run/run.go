@@ -776,6 +776,11 @@ func (m *Model) finishedView() string {
 	if m.err != "" {
 		head += "\n" + truncate(st.Error.Render(m.err), m.width)
 	}
+	// The workload's verdict on its expectation, in one line; the
+	// summary's Expectation section has it whole.
+	if e := record.WorkloadExpectation(m.summary); e != nil {
+		head += "\n" + truncate(common.ExpectationStyle(st, e.Verdict).Render("expectation "+record.VerdictText(e.Verdict))+st.Muted.Render(": "+e.Reason), m.width)
+	}
 	h := m.height - lipgloss.Height(head)
 	if m.logFocus {
 		return head + "\n" + m.logView(m.width, h)

@@ -52,6 +52,8 @@ type Spec struct {
 	CPUSeconds float64
 	// Load is the summary's load block (nil: none, as before it existed).
 	Load *load.Block
+	// WorkloadBlock is the summary's workload block (nil: none).
+	WorkloadBlock any
 }
 
 func ip(v int) *int         { return &v }
@@ -201,12 +203,13 @@ func write(runsDir string, s Spec) (string, error) {
 			FinishedAt:  finished.UTC().Format(time.RFC3339),
 			Interrupted: s.Interrupted, ExitCode: s.ExitCode,
 		},
-		Config:  record.SummaryConfig(cfg, s.EngineURL, w.Dir()),
-		Results: b.Results,
-		Cache:   b.Cache,
-		Latency: b.Latency,
-		Client:  b.Client,
-		Load:    s.Load,
+		Config:   record.SummaryConfig(cfg, s.EngineURL, w.Dir()),
+		Results:  b.Results,
+		Cache:    b.Cache,
+		Latency:  b.Latency,
+		Client:   b.Client,
+		Load:     s.Load,
+		Workload: s.WorkloadBlock,
 	}
 	if err := w.WriteSummary(sum); err != nil {
 		return "", err
