@@ -129,6 +129,8 @@ func (s *Screen) render() {
 	case s.cmp != nil:
 		s.vp.SetContent(Body(s.cmp, s.c.Styles))
 	}
+	// A taller screen may hold what was scrolled past: scroll back.
+	s.vp.SetYOffset(s.vp.YOffset)
 }
 
 func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {

@@ -100,6 +100,20 @@ func TestSweepCompareContent(t *testing.T) {
 		t.Errorf("at 40x12:\n%s", small)
 	}
 
+	// Scrolled on a small screen, then made tall enough for everything:
+	// nothing stays scrolled out of sight.
+	short := openSweeps(t, dir, a, b, 80, 24)
+	for range 6 {
+		short, _ = short.Update(screentest.Key("down"))
+	}
+	if strings.Contains(short.View(), "Capacity (highest") {
+		t.Fatalf("the capacity did not scroll away at 80x24:\n%s", short.View())
+	}
+	short.(*compare.Screen).SetSize(200, 58)
+	if !strings.Contains(short.View(), "Capacity (highest") {
+		t.Errorf("after growing, the top of the table is still scrolled away:\n%s", short.View())
+	}
+
 	m, _ = m.Update(screentest.Key("x"))
 	s := m.(*compare.Screen).Sweeps()
 	if filepath.Base(s.A.Dir) != filepath.Base(b) || !strings.HasPrefix(m.View(), "A "+filepath.Base(b)) {
