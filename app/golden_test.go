@@ -147,6 +147,44 @@ func TestGoldenFormWorkloadGroup(t *testing.T) {
 	})
 }
 
+// long-doc-permutator's context length counts words: its field says how
+// many tokens they make, as it is typed.
+func TestGoldenFormLDPContextLength(t *testing.T) {
+	eachSize(t, func(t *testing.T, c *common.Common, w, h int) string {
+		cfg := config.Default()
+		cfg.SetString("workload", config.LongDocPermutator)
+		return drive(t, c, form.New(c, cfg), w, h, func(tm *teatest.TestModel) {
+			for _, title := range editFocus(config.LongDocPermutator) {
+				waitFor(t, tm, title)
+				if title == "┃ --ldp-context-length" {
+					break
+				}
+				tm.Send(screentest.Key("enter"))
+			}
+			// 5000 becomes 2000.
+			for _, k := range []string{"ctrl+u", "2", "0", "0", "0"} {
+				tm.Send(screentest.Key(k))
+			}
+			waitFor(t, tm, "≈ 5,160 tokens")
+		})
+	})
+}
+
+func TestGoldenFormLDPSummary(t *testing.T) {
+	eachSize(t, func(t *testing.T, c *common.Common, w, h int) string {
+		cfg := config.Default()
+		cfg.SetString("workload", config.LongDocPermutator)
+		cfg.SetString("engine_url", "builtin")
+		return drive(t, c, form.New(c, cfg), w, h, func(tm *teatest.TestModel) {
+			for _, title := range editFocus(config.LongDocPermutator) {
+				waitFor(t, tm, title)
+				tm.Send(screentest.Key("enter"))
+			}
+			waitFor(t, tm, "Summary", "12,900 (2.58/word")
+		})
+	})
+}
+
 func TestGoldenFormSummary(t *testing.T) {
 	eachSize(t, func(t *testing.T, c *common.Common, w, h int) string {
 		cfg := config.Default()

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -51,6 +52,38 @@ func LongDocPermutatorPool(size int, seed int64) []string {
 		pool[i] = string(b)
 	}
 	return pool
+}
+
+// LDPBuiltinTokensPerWord is what a context word (a pool pseudo-word
+// such as "boko42", and its space) costs in tokens on the built-in
+// engine's tokenizer: 12,853 to 12,906 tokens per 5,000-word context
+// over seeds 1, 7 and 42 (TestLDPTokensPerWord measures it). BPE
+// tokenizers of real models give about 2 to 3; MeasureLDPTokensPerWord
+// asks the engine itself.
+const LDPBuiltinTokensPerWord = 2.58
+
+// LDPContextTokens estimates the tokens of a context of words pool words.
+func LDPContextTokens(words int, perWord float64) int {
+	return int(math.Round(float64(words) * perWord))
+}
+
+// ldpSampleWords is the length of the context MeasureLDPTokensPerWord
+// tokenizes: enough for a stable mean, small enough for one quick call.
+const ldpSampleWords = 2000
+
+// MeasureLDPTokensPerWord tokenizes a context built as the run builds
+// them (seeded pool, seed+1) with the engine's /tokenize and returns its
+// tokens per word.
+func MeasureLDPTokensPerWord(ctx context.Context, e *Engine, seed int64) (float64, error) {
+	pool := LongDocPermutatorPool(LDPVocabSize, seed)
+	ids, err := newTokenizer(e).tokenize(ctx, LongDocPermutatorContext(pool, 0, ldpSampleWords, seed))
+	if err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, errors.New("POST /tokenize: no tokens for a non-empty text")
+	}
+	return float64(len(ids)) / ldpSampleWords, nil
 }
 
 // LongDocPermutatorContext is context i: length words drawn from the pool
@@ -221,8 +254,9 @@ func (w *LongDocPermutator) Describe() []string {
 		sys = fmt.Sprintf("a %d-word system prompt", w.systemLen)
 	}
 	return []string{
-		fmt.Sprintf("long-doc-permutator: %d contexts of %d pool words, %d permutations (of %s), %s, %d in flight",
-			w.numContexts, w.contextLen, len(w.perms), factorialString(w.numContexts), sys, w.inflight),
+		fmt.Sprintf("long-doc-permutator: %d contexts of %d pool words (about %s tokens each at %.2f tokens per word, the built-in engine's tokenizer), %d permutations (of %s), %s, %d in flight",
+			w.numContexts, w.contextLen, group(LDPContextTokens(w.contextLen, LDPBuiltinTokensPerWord)), LDPBuiltinTokensPerWord,
+			len(w.perms), factorialString(w.numContexts), sys, w.inflight),
 	}
 }
 

@@ -61,8 +61,11 @@ func EstimatePlan(c *config.Config, tokensPerGB int) (Plan, bool) {
 	case config.LongDocPermutator:
 		n := f("ldp_num_contexts")
 		perms := math.Min(f("ldp_num_permutations"), math.Gamma(n+1))
-		per := n*f("ldp_context_length") + f("ldp_system_prompt_length")
-		p = Plan{Requests: perms, Tokens: perms*per + n*f("ldp_context_length"),
+		// Contexts count pool words, about LDPBuiltinTokensPerWord tokens
+		// each; the system prompt's words are one token each.
+		ctx := f("ldp_context_length") * LDPBuiltinTokensPerWord
+		per := n*ctx + f("ldp_system_prompt_length")
+		p = Plan{Requests: perms, Tokens: perms*per + n*ctx,
 			Flags: []string{"--ldp-num-permutations", "--ldp-num-contexts", "--ldp-context-length"}}
 	case config.PrefixSuffixTuner:
 		l := f("psf_context_length")

@@ -127,6 +127,17 @@ func (m *Model) input(key string) huh.Field {
 			Description(plain(f.Help) + " · " + strings.Join(f.Choices, " | ") + " (←/→)").Inline(true).
 			Options(huh.NewOptions(f.Choices...)...).Value(m.vals[key])
 	}
-	return huh.NewInput().Key(key).Title(title).Description(describe(f)).
-		Value(m.vals[key]).Validate(check(f))
+	in := huh.NewInput().Key(key).Title(title).Value(m.vals[key]).Validate(check(f))
+	if key == "ldp_context_length" {
+		// It counts pool words (LMCache's meaning): the tokens they make
+		// are shown beside it, updated as it is typed.
+		return in.DescriptionFunc(func() string {
+			d := describe(f)
+			if e := m.ldpEstimate(*m.vals[key]); e != "" {
+				d += " · " + e
+			}
+			return d
+		}, []any{m.vals[key], &m.ldp})
+	}
+	return in.Description(describe(f))
 }

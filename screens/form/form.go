@@ -69,6 +69,8 @@ type Model struct {
 	fileName, profileName string
 	startNow              bool
 
+	ldp ldpFactor // long-doc-permutator's tokens per context word
+
 	width, height int
 	keys          keys
 }
@@ -134,6 +136,7 @@ func newModel(c *common.Common, cfg *config.Config, guided bool) *Model {
 		keys:        newKeys(c.KeyMap),
 		fileName:    "bench_config.json",
 		profileName: "",
+		ldp:         builtinLDPFactor(),
 	}
 	if m.workload == "" {
 		m.workload = config.Workloads[0]
@@ -412,7 +415,7 @@ func (m *Model) Init() tea.Cmd {
 			m.startNow = false
 			return m.updateSummary(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'s'}})
 		}
-		return nil
+		return m.measureLDP(m.cfg)
 	}
 	return m.form.Init()
 }
@@ -450,6 +453,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, m.done(fmt.Sprintf("config exported to %s", msg.path), msg.err)
+	case ldpTokensMsg:
+		if msg.to == m.id {
+			m.setLDP(msg)
+		}
+		return m, nil
 	case savedMsg:
 		if msg.to != m.id {
 			return m, nil
@@ -493,7 +501,7 @@ func (m *Model) updateForm(msg tea.Msg) tea.Cmd {
 	}
 	if m.form.State == huh.StateCompleted {
 		m.toSummary()
-		return nil
+		return m.measureLDP(m.cfg)
 	}
 	return cmd
 }
@@ -829,7 +837,16 @@ func (m *Model) summaryView() string {
 	// What the run will do, before it starts.
 	rows = append(rows, planRows(c)...)
 	for _, f := range config.WorkloadFields(c.Workload()) {
-		rows = append(rows, kv{"--" + f.Flag, orText(format(f, c), "—")})
+		v := orText(format(f, c), "—")
+		if f.Key == "ldp_context_length" {
+			// Words, as LMCache counts them; the tokens they make under.
+			rows = append(rows, kv{"--" + f.Flag, v + " words"})
+			if n, words := m.ldpTokens(format(f, c)); n != "" {
+				rows = append(rows, kv{"  ≈ tokens", n + " (" + words + ")"})
+			}
+			continue
+		}
+		rows = append(rows, kv{"--" + f.Flag, v})
 	}
 	rows = append(rows, kv{"seed", format(field("seed"), c)})
 	if c.Bool("ignore_eos") {

@@ -1,10 +1,15 @@
 package form
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
@@ -164,5 +169,66 @@ func TestChangeResumesAtTheRejectedField(t *testing.T) {
 	m.updateSummary(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'c'}})
 	if f := m.form.GetFocusedField(); f == nil || f.GetKey() != "ldqa_query_per_document" {
 		t.Errorf("focus on %v, want the rejected --ldqa-query-per-document", f.GetKey())
+	}
+}
+
+// The long-doc-permutator's context length counts words: the summary and
+// the field show the tokens they make, at the built-in engine's tokenizer
+// figure, then at the figure the engine's own /tokenize gives.
+func TestLDPContextTokens(t *testing.T) {
+	cfg := config.Default()
+	cfg.SetString("workload", config.LongDocPermutator)
+	cfg.SetString("engine_url", "builtin")
+	cfg.SetString("ldp_context_length", "5000")
+	m := NewReview(testCommon(), cfg, false)
+	if cmd := m.Init(); cmd != nil {
+		t.Fatal("the built-in engine's figure is known: nothing to ask")
+	}
+	if v := m.View(); !strings.Contains(v, "--ldp-context-length") || !regexp.MustCompile(`--ldp-context-length +5000 words\n +≈ tokens +12,900 \(2.58/word, built-in engine's tokenizer\)`).MatchString(ansi.Strip(v)) {
+		t.Fatalf("summary:\n%s", v)
+	}
+	if d := m.ldpEstimate("1000"); d != "≈ 2,580 tokens (2.58/word, built-in engine's tokenizer)" {
+		t.Errorf("field estimate %q", d)
+	}
+	if d := m.ldpEstimate("many"); d != "" {
+		t.Errorf("estimate of a non-number: %q", d)
+	}
+
+	// An engine with a tokenizer of three tokens per word.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/tokenize" {
+			http.NotFound(w, r)
+			return
+		}
+		var body struct{ Prompt string }
+		json.NewDecoder(r.Body).Decode(&body)
+		ids := make([]int, 3*len(strings.Fields(body.Prompt)))
+		json.NewEncoder(w).Encode(map[string]any{"count": len(ids), "tokens": ids})
+	}))
+	defer srv.Close()
+	cfg.SetString("engine_url", srv.URL)
+	m = NewReview(testCommon(), cfg, false)
+	cmd := m.Init()
+	if cmd == nil {
+		t.Fatal("no /tokenize measurement for an engine given by URL")
+	}
+	if v := m.View(); !strings.Contains(v, "12,900 (2.58/word, asking the engine's /tokenize…)") {
+		t.Fatalf("while asking:\n%s", v)
+	}
+	m.Update(cmd())
+	if v := m.View(); !strings.Contains(v, "15,000 (3.00/word, the engine's /tokenize)") {
+		t.Fatalf("after the engine answered:\n%s", v)
+	}
+	// Asked once per engine.
+	if m.measureLDP(m.cfg) != nil {
+		t.Error("asked the same engine again")
+	}
+
+	// An engine without /tokenize: the built-in figure, and why.
+	cfg.SetString("engine_url", srv.URL+"/nothing")
+	m = NewReview(testCommon(), cfg, false)
+	m.Update(m.Init()())
+	if v := m.View(); !strings.Contains(v, "12,900 (2.58/word, built-in; the engine's /tokenize failed)") {
+		t.Fatalf("engine without /tokenize:\n%s", v)
 	}
 }
