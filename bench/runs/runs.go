@@ -50,7 +50,11 @@ type Run struct {
 	ID  string // the folder name
 	Dir string
 
+	// Name is the display name: the one given in the explorer
+	// (annotations.json), else the one the run was recorded with
+	// (RecordedName). Note is the note given in the explorer.
 	Name, Workload, Model, EngineURL string
+	RecordedName, Note               string
 	StartedAt                        time.Time // zero when unknown
 
 	TotalRequests, FailedRequests int
@@ -81,6 +85,10 @@ type Run struct {
 	// or one written before the load block); DegradedReasons say why not.
 	Delivered       *bool
 	DegradedReasons []string
+
+	// Sweep is set when the row is a sweep folder (ListSweeps): its
+	// cells are the sweep's runs, the figures above their totals.
+	Sweep *Sweep
 }
 
 // ShardNote says what a merged run was made of ("3 shards", "2 shards,
@@ -216,8 +224,8 @@ func Read(dir string) (*Run, error) {
 	return nil, fmt.Errorf("%s: not a run folder (no %s, %s or %s)", dir, record.SummaryFile, record.RequestsFile, record.ConfigFile)
 }
 
-// readRun is nil when dir holds no run record.
-func readRun(dir string) *Run {
+// readRecord is nil when dir holds no run record.
+func readRecord(dir string) *Run {
 	s, err := record.ReadSummary(dir)
 	if err == nil {
 		r := fromSummary(dir, s)
@@ -446,6 +454,7 @@ func Load(dir string) (*Detail, error) {
 		d.Run.Corrupt = d.Corrupt
 	}
 	d.Config = readConfig(dir)
+	d.Run.annotate()
 	return d, nil
 }
 

@@ -54,6 +54,13 @@ type Spec struct {
 	Load *load.Block
 	// WorkloadBlock is the summary's workload block (nil: none).
 	WorkloadBlock any
+	// Goodput is the summary's goodput block (nil: no SLO); CacheReset
+	// its cache_reset.
+	Goodput    *load.Goodput
+	CacheReset *string
+	// Folder names the run folder (a sweep's cells/01-rate-5) instead of
+	// <stamp>-<workload>[-<name>].
+	Folder string
 }
 
 func ip(v int) *int         { return &v }
@@ -140,7 +147,13 @@ func write(runsDir string, s Spec) (string, error) {
 	if s.Started.IsZero() {
 		s.Started = time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
 	}
-	w, err := record.Create(runsDir, s.Workload, s.Name, s.Started)
+	var w *record.Writer
+	var err error
+	if s.Folder != "" {
+		w, err = record.CreateNamed(runsDir, s.Folder)
+	} else {
+		w, err = record.Create(runsDir, s.Workload, s.Name, s.Started)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -203,13 +216,15 @@ func write(runsDir string, s Spec) (string, error) {
 			FinishedAt:  finished.UTC().Format(time.RFC3339),
 			Interrupted: s.Interrupted, ExitCode: s.ExitCode,
 		},
-		Config:   record.SummaryConfig(cfg, s.EngineURL, w.Dir()),
-		Results:  b.Results,
-		Cache:    b.Cache,
-		Latency:  b.Latency,
-		Client:   b.Client,
-		Load:     s.Load,
-		Workload: s.WorkloadBlock,
+		Config:     record.SummaryConfig(cfg, s.EngineURL, w.Dir()),
+		Results:    b.Results,
+		Cache:      b.Cache,
+		Latency:    b.Latency,
+		Client:     b.Client,
+		Load:       s.Load,
+		Goodput:    s.Goodput,
+		Workload:   s.WorkloadBlock,
+		CacheReset: s.CacheReset,
 	}
 	if err := w.WriteSummary(sum); err != nil {
 		return "", err

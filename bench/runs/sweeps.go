@@ -1,0 +1,261 @@
+package runs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/config"
+)
+
+// The sweep folder's files (spec/load.md; bench/sweep writes them). This
+// package reads the few keys the explorer shows and does not import the
+// sweep runner.
+const (
+	SweepFile     = "sweep.json"
+	SweepCellsDir = "cells"
+	rateDim       = "rate"
+	concDim       = "concurrency"
+)
+
+// sweepRecord is what the explorer reads of sweep.json.
+type sweepRecord struct {
+	Sweep struct {
+		Name          string          `json:"name"`
+		StartedAt     string          `json:"started_at"`
+		FinishedAt    string          `json:"finished_at"`
+		Interrupted   bool            `json:"interrupted"`
+		Dimension     string          `json:"dimension"`
+		Values        []float64       `json:"values"`
+		Search        bool            `json:"search"`
+		GoodputTarget *float64        `json:"goodput_target"`
+		SLO           json.RawMessage `json:"slo"`
+	} `json:"sweep"`
+	Cells []struct {
+		Value          float64 `json:"value"`
+		RunID          string  `json:"run_id"`
+		TotalRequests  int     `json:"total_requests"`
+		FailedRequests int     `json:"failed_requests"`
+	} `json:"cells"`
+	Result *struct {
+		MaxValue float64 `json:"max_value"`
+	} `json:"result"`
+}
+
+// IsSweepDir reports whether dir is a sweep folder: it holds sweep.json.
+func IsSweepDir(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, SweepFile))
+	return err == nil && !fi.IsDir()
+}
+
+func readSweepRecord(dir string) (*sweepRecord, error) {
+	path := filepath.Join(dir, SweepFile)
+	b, err := record.ReadRegular(path, 16<<20)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", SweepFile, err)
+	}
+	var f sweepRecord
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return &f, nil
+}
+
+// sweepCellDir is the run folder of a cell (a folder name under cells/;
+// anything else in the run id is not followed).
+func sweepCellDir(dir, runID string) string {
+	return filepath.Join(dir, SweepCellsDir, filepath.Base(filepath.Clean("/"+runID)))
+}
+
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// Sweep is what the explorer shows of a sweep folder besides a run's
+// figures (spec/load.md "kvbench sweep"): one row for all its cells.
+type Sweep struct {
+	Dimension string // rate or concurrency
+	Search    bool
+	Values    []float64
+	// Cells is how many cells ran (sweep.json's cells).
+	Cells int
+	// MaxValue is the highest value that met the goodput target (the
+	// search's result, or a list sweep's best cell with an SLO); nil when
+	// none did or no SLO was given.
+	MaxValue      *float64
+	GoodputTarget *float64
+	// SLO is set when the sweep judged its cells against one.
+	SLO bool
+}
+
+// Describe is the sweep in words, as short as width asks: the longest of
+// its descriptions that fits ("" when none does).
+func (s *Sweep) Describe(width int) string {
+	for _, f := range s.Descriptions() {
+		if len([]rune(f)) <= width {
+			return f
+		}
+	}
+	return ""
+}
+
+// Descriptions are the sweep in words, longest first: how many cells, a
+// list or a capacity search, over what, and the highest value that met
+// the goodput target.
+func (s *Sweep) Descriptions() []string {
+	cells := fmt.Sprintf("%d cells", s.Cells)
+	if s.Cells == 1 {
+		cells = "1 cell"
+	}
+	kind, short := "list", "list"
+	if s.Search {
+		kind, short = "capacity search", "search"
+	}
+	unit := "req/s"
+	if s.Dimension == concDim {
+		unit = "in flight"
+	}
+	var long, mid, brief string // the result in three lengths
+	switch {
+	case s.MaxValue != nil:
+		v := formatValue(*s.MaxValue)
+		long = fmt.Sprintf(", max %s %s %s", s.Dimension, v, unit)
+		mid = fmt.Sprintf(", max %s %s", v, unit)
+		brief = ", max " + v
+	case s.SLO:
+		long, mid, brief = ", no cell passed", ", none passed", ", none passed"
+	}
+	return []string{
+		fmt.Sprintf("sweep of %s (%s over %s)%s", cells, kind, s.Dimension, long),
+		fmt.Sprintf("sweep, %s, %s%s", cells, short, long),
+		fmt.Sprintf("sweep, %s, %s%s", cells, short, mid),
+		fmt.Sprintf("sweep, %s, %s%s", cells, short, brief),
+		fmt.Sprintf("sweep %s%s", cells, brief),
+		fmt.Sprintf("sweep %dc%s", s.Cells, brief),
+		fmt.Sprintf("sweep %dc", s.Cells),
+		"sweep",
+	}
+}
+
+// ListSweeps reads every sweep folder of runsDir (a folder holding
+// sweep.json), newest first. A missing runsDir is an empty list; a folder
+// whose sweep.json cannot be read is listed with the error.
+func ListSweeps(runsDir string) ([]Run, error) {
+	entries, err := os.ReadDir(runsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sweeps: %w", err)
+	}
+	var out []Run
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(runsDir, e.Name())
+		if !IsSweepDir(dir) {
+			continue
+		}
+		out = append(out, *ReadSweep(dir))
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].StartedAt.Equal(out[j].StartedAt) {
+			return out[i].StartedAt.After(out[j].StartedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+// ReadSweep is the row of the sweep folder dir: its name, workload, model
+// and engine (from its first cell), start time, its cells' request
+// totals, and its status (incomplete while it runs or after a crash,
+// interrupted, failed when a cell had a failed request).
+func ReadSweep(dir string) *Run {
+	r := &Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Sweep: &Sweep{}}
+	f, err := readSweepRecord(dir)
+	if err != nil {
+		r.Err = err
+		r.Workload = sweepWorkload(r.ID)
+		r.StartedAt, _ = parseFolderName(r.ID, "")
+		r.annotate()
+		return r
+	}
+	s := f.Sweep
+	r.Name = s.Name
+	r.StartedAt = record.RunInfo{StartedAt: s.StartedAt}.StartedTime()
+	if r.StartedAt.IsZero() {
+		r.StartedAt, _ = parseFolderName(r.ID, "")
+	}
+	r.Complete = s.FinishedAt != ""
+	r.Interrupted = s.Interrupted || !r.Complete
+	r.Sweep = &Sweep{Dimension: s.Dimension, Search: s.Search, Values: s.Values, Cells: len(f.Cells),
+		GoodputTarget: s.GoodputTarget, SLO: len(s.SLO) > 0 && string(s.SLO) != "null"}
+	if f.Result != nil {
+		v := f.Result.MaxValue
+		r.Sweep.MaxValue = &v
+	}
+	for _, c := range f.Cells {
+		r.TotalRequests += c.TotalRequests
+		r.FailedRequests += c.FailedRequests
+	}
+	r.SuccessfulRequests = r.TotalRequests - r.FailedRequests
+	if r.FailedRequests > 0 {
+		r.ExitCode = 1
+	}
+	if s.Interrupted {
+		r.ExitCode = 130
+	}
+	if len(f.Cells) > 0 {
+		if cell := readRecord(sweepCellDir(dir, f.Cells[0].RunID)); cell != nil {
+			r.Workload, r.Model, r.EngineURL = cell.Workload, cell.Model, cell.EngineURL
+		}
+	}
+	if r.Workload == "" {
+		r.Workload = sweepWorkload(r.ID)
+	}
+	r.annotate()
+	return r
+}
+
+// sweepWorkload reads the workload from a sweep folder's name,
+// <stamp>-sweep-<workload>[-<name>].
+func sweepWorkload(id string) string {
+	_, rest, ok := strings.Cut(id, "-sweep-")
+	if !ok {
+		return ""
+	}
+	best := ""
+	for _, w := range config.Workloads {
+		if (rest == w || strings.HasPrefix(rest, w+"-")) && len(w) > len(best) {
+			best = w
+		}
+	}
+	return best
+}
+
+// DeleteSweep removes a sweep folder and its cells. It refuses a
+// directory that is not a sweep folder.
+func DeleteSweep(dir string) error {
+	if !IsSweepDir(dir) {
+		return fmt.Errorf("delete %s: not a sweep folder", dir)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("delete sweep: %w", err)
+	}
+	return nil
+}
+
+// DeleteAny removes a run folder or a sweep folder.
+func DeleteAny(dir string) error {
+	if IsSweepDir(dir) {
+		return DeleteSweep(dir)
+	}
+	return Delete(dir)
+}
