@@ -20,6 +20,10 @@ type OpenResults struct{ Only []string }
 // OpenRunDetail opens one run (a folder of the runs directory) in detail.
 type OpenRunDetail struct{ Dir string }
 
+// OpenSweep opens a finished (or interrupted) sweep folder: its curve and
+// its cells, each openable as a run.
+type OpenSweep struct{ Dir string }
+
 // OpenCompare compares run B against run A, each named by id or path.
 type OpenCompare struct{ A, B string }
 
@@ -48,6 +52,7 @@ type OpenReport struct{ Runs []string }
 func (OpenResults) intent()   {}
 func (OpenReport) intent()    {}
 func (OpenRunDetail) intent() {}
+func (OpenSweep) intent()     {}
 func (OpenCompare) intent()   {}
 func (OpenForm) intent()      {}
 func (OpenDoctor) intent()    {}

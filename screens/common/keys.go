@@ -21,8 +21,16 @@ type KeyMap struct {
 	// Select takes the item under the cursor; Back leaves a screen or a
 	// sub-view without the letter q (which text inputs need).
 	Select, Back key.Binding
-	// Delete removes the item under the cursor, after a confirmation.
+	// Delete removes the item under the cursor (or the marked items),
+	// after a confirmation.
 	Delete key.Binding
+
+	// Lists of past runs (the explorer, k9s and lazygit habits): Mark
+	// toggles a mark on the row (space; m where space pages), Copy copies
+	// something of the row to the terminal's clipboard (y, "yank"),
+	// Rename gives it a display name, Annotate a note, Reload reads the
+	// list again (ctrl+r, as on home).
+	Mark, Copy, Rename, Annotate, Reload key.Binding
 }
 
 // DefaultKeyMap is the application's key map. Page down includes space,
@@ -46,6 +54,12 @@ func DefaultKeyMap() *KeyMap {
 		Select: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Delete: key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
+
+		Mark:     key.NewBinding(key.WithKeys(" ", "m"), key.WithHelp("space/m", "mark")),
+		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy…")),
+		Rename:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "rename")),
+		Annotate: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "note")),
+		Reload:   key.NewBinding(key.WithKeys("ctrl+r", "R"), key.WithHelp("ctrl+r", "reload")),
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/aymanbagabas/go-osc52/v2"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -109,17 +108,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // copyPath writes the OSC 52 sequence that sets the clipboard, wrapped
 // for tmux and screen when the program runs inside one.
-func copyPath(w io.Writer, path string) error {
-	seq := osc52.New(path)
-	switch {
-	case os.Getenv("TMUX") != "":
-		seq = seq.Tmux()
-	case strings.HasPrefix(os.Getenv("TERM"), "screen"):
-		seq = seq.Screen()
-	}
-	_, err := seq.WriteTo(w)
-	return err
-}
+func copyPath(w io.Writer, path string) error { return common.WriteClipboard(w, path) }
 
 func (m *Model) View() string {
 	s := m.c.Styles
