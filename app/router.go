@@ -8,6 +8,7 @@ import (
 	"github.com/kvbench/kvbench/screens/report"
 	"github.com/kvbench/kvbench/screens/results"
 	"github.com/kvbench/kvbench/screens/run"
+	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
 )
 
 // This file is the map of the application: every screen it can show and
@@ -31,6 +32,10 @@ func route(c *common.Common, i common.Intent) (s common.Screen, replace bool) {
 		return l, false
 	case common.OpenRunDetail:
 		return results.NewDetail(c, i.Dir), false
+	case common.OpenSweep:
+		// A recorded sweep: its curve and its cells, each opened as a
+		// run (OpenRunDetail).
+		return sweepscreen.NewReview(c, i.Dir), false
 	case common.OpenCompare:
 		return compare.New(c, i.A, i.B), false
 	case common.OpenReport:

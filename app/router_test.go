@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/screens/home"
 	"github.com/kvbench/kvbench/screens/report"
 	"github.com/kvbench/kvbench/screens/results"
+	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
 )
 
 // Every intent a screen can send reaches a screen of the right kind.
@@ -29,6 +30,7 @@ func TestRouteEveryIntent(t *testing.T) {
 		{common.OpenForm{Config: cfg, Guided: true}, "*form.Model", "guided setup"},
 		{common.OpenDoctor{}, "*home.Doctor", "doctor"},
 		{common.OpenReport{Runs: []string{"/runs/x"}}, "*report.Model", "Report"},
+		{common.OpenSweep{Dir: "/runs/20260301-120000-sweep-random-prefill"}, "*sweep.Model", "Sweep 20260301-120000-sweep-random-prefill"},
 	} {
 		s, replace := route(c, tc.intent)
 		if s == nil || replace {
@@ -49,6 +51,8 @@ func TestRouteEveryIntent(t *testing.T) {
 			_, ok = s.(*home.Doctor)
 		case "*report.Model":
 			_, ok = s.(*report.Model)
+		case "*sweep.Model":
+			_, ok = s.(*sweepscreen.Model)
 		}
 		if !ok {
 			t.Errorf("%T routed to %T, want %s", tc.intent, s, tc.want)

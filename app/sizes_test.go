@@ -60,6 +60,8 @@ func sweepRuns(t *testing.T) (dir string, a, b string) {
 	b = runstest.Write(t, dir, runstest.Spec{Name: "fast-cache", Started: t1.Add(time.Hour), Requests: 30, BaseTTFTms: 60,
 		ReusedEvery: 4, FailEvery: 9, Summary: true, ExitCode: 1, Workload: config.LongDocPermutator})
 	runstest.Write(t, dir, runstest.Spec{Started: t1.Add(2 * time.Hour), Requests: 12, Summary: true, Interrupted: true, ExitCode: 130})
+	// The oldest row: a capacity search, the last row of the explorer.
+	runstest.WriteSweep(t, dir, runstest.SweepSpec{Started: t1.Add(-time.Hour), Values: []float64{4, 8, 6}, Search: true, SLO: true, PassUpTo: 6})
 	return dir, a, b
 }
 
@@ -147,6 +149,18 @@ func scenes(t *testing.T) []scene {
 			must: []string{"2 Charts"}, wide: []string{"TTFT (ms) over the run"}},
 		{name: "detail requests", build: func(t *testing.T, c *common.Common) *model { return explorer(t, c, open, [2]string{"3", "row 1 of"}) },
 			must: []string{"3 Requests"}, wide: []string{"row 1 of", "req-0"}},
+		{name: "sweep row", build: func(t *testing.T, c *common.Common) *model { return explorer(t, c, [2]string{"G", "sweep"}) },
+			must: []string{"Results", "sweep"}, wide: []string{"3 runs, 1 sweep", "3 cells"}},
+		{name: "sweep review", build: func(t *testing.T, c *common.Common) *model {
+			return explorer(t, c, [2]string{"G", "sweep"}, [2]string{"enter", "highest passing rate 6"})
+		}, must: []string{"Sweep 2026"}, wide: []string{"highest passing rate 6", "P99 TTFT", "›"}},
+		{name: "copy dialog", build: func(t *testing.T, c *common.Common) *model { return explorer(t, c, [2]string{"y", "kvbench run"}) },
+			must: []string{"Copy"}, wide: []string{"i id", "c command"}},
+		{name: "rename dialog", build: func(t *testing.T, c *common.Common) *model { return explorer(t, c, [2]string{"r", "Rename"}) },
+			must: []string{"Rename"}, wide: []string{"enter save"}},
+		{name: "delete marked", build: func(t *testing.T, c *common.Common) *model {
+			return explorer(t, c, [2]string{"space", "A"}, [2]string{"m", "B"}, [2]string{"d", "Delete 2 runs?"})
+		}, must: []string{"Delete"}, wide: []string{"Delete 2 runs?"}},
 		{name: "request detail", build: func(t *testing.T, c *common.Common) *model {
 			return explorer(t, c, open, [2]string{"3", "row 1 of"}, [2]string{"enter", "Timings"})
 		},

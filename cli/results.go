@@ -119,6 +119,9 @@ type runJSON struct {
 	// the spec's keys; absent for the run of one process, so an ordinary
 	// run has exactly the keys spec/cli.md lists.
 	Shards *int `json:"shards,omitempty"`
+	// Note is the note given in the explorer (annotations.json), absent
+	// when there is none; name is then the display name given there.
+	Note *string `json:"note,omitempty"`
 }
 
 func nullable(s string) *string {
@@ -145,6 +148,7 @@ func WriteRunsJSON(w io.Writer, list []runs.Run) error {
 		if r.Shards > 0 {
 			j.Shards = &r.Shards
 		}
+		j.Note = nullable(r.Note)
 		out = append(out, j)
 	}
 	enc := json.NewEncoder(w)

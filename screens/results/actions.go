@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/dialog"
@@ -78,11 +79,70 @@ func exportCmd(dir, path string) tea.Cmd {
 func confirmDelete(c *common.Common, id, dir string, by common.ID) *dialog.Confirm {
 	return dialog.NewConfirm(c, "Delete run?",
 		fmt.Sprintf("%s\n%s\nThe folder and every file in it are removed.", id, dir),
-		deleteCmd(dir, by),
-		dialog.Keys(
-			key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
-			key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no"))),
-		dialog.Width(10, 64))
+		deleteCmd(dir, by), explorerKeys(), dialog.Width(10, 64))
+}
+
+// explorerKeys are the yes and no of the explorer's dialogs: y or Y,
+// never enter; n, esc or q keep everything.
+func explorerKeys() dialog.Option {
+	return dialog.Keys(
+		key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
+		key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no")))
+}
+
+// confirmDeleteSweep asks before a sweep folder and its cells are removed.
+func confirmDeleteSweep(c *common.Common, r *runs.Run, by common.ID) *dialog.Confirm {
+	cells := 0
+	if r.Sweep != nil {
+		cells = r.Sweep.Cells
+	}
+	return dialog.NewConfirm(c, "Delete sweep?",
+		fmt.Sprintf("%s\n%s\nThe sweep folder and its %d cell run(s) are removed.", r.ID, r.Dir, cells),
+		deleteCmd(r.Dir, by), explorerKeys(), dialog.Width(10, 64))
+}
+
+// confirmDeleteMany asks once before every marked run (and sweep) is
+// removed: how many, and the first few of them.
+func confirmDeleteMany(c *common.Common, rows []runs.Run, by common.ID) *dialog.Confirm {
+	nruns, nsweeps := 0, 0
+	dirs := make([]string, len(rows))
+	for i, r := range rows {
+		dirs[i] = r.Dir
+		if r.Sweep != nil {
+			nsweeps++
+		} else {
+			nruns++
+		}
+	}
+	what := plural(nruns, "run")
+	switch {
+	case nsweeps > 0 && nruns > 0:
+		what += " and " + plural(nsweeps, "sweep")
+	case nsweeps > 0:
+		what = plural(nsweeps, "sweep")
+	}
+	const shown = 5
+	var lines []string
+	for i, r := range rows {
+		if i == shown {
+			lines = append(lines, fmt.Sprintf("… and %d more", len(rows)-shown))
+			break
+		}
+		label := r.ID
+		if r.Sweep != nil {
+			label += " (sweep)"
+		}
+		lines = append(lines, "  "+label)
+	}
+	text := fmt.Sprintf("The %s marked:\n%s\nTheir folders and every file in them are removed.", what, strings.Join(lines, "\n"))
+	return dialog.NewConfirm(c, fmt.Sprintf("Delete %s?", what), text, deleteManyCmd(dirs, by), explorerKeys(), dialog.Width(10, 64))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Export asks where to write a run's config.

@@ -86,6 +86,8 @@ const (
 	startedColumn  = 1
 	nameColumn     = 2
 	workloadColumn = 3
+	okFailColumn   = 6
+	hitColumn      = 10
 )
 
 // shortStarted is the started time when the full one does not fit.
@@ -260,13 +262,64 @@ func align(s string, w int, right bool) string {
 	return strings.Repeat(" ", w-n) + s
 }
 
+// spanColumns are the figure columns a sweep row writes its description
+// over (OK/Fail to Hit %, those shown): a sweep has no figures of its
+// own, and its cells, search and result are what tell it apart. first
+// and last index shown; x is where the span starts on the row and w its
+// width, the gaps between its cells included.
+func spanColumns(shown, widths []int) (first, last, x, w int, ok bool) {
+	first, last = -1, -1
+	for j, ci := range shown {
+		if ci >= okFailColumn && ci <= hitColumn {
+			if first < 0 {
+				first = j
+			}
+			last = j
+		}
+	}
+	if first < 0 {
+		return 0, 0, 0, 0, false
+	}
+	for j := range first {
+		x += widths[j] + cellPad
+	}
+	for j := first; j <= last; j++ {
+		w += widths[j] + cellPad
+	}
+	return first, last, x, w - cellPad, true
+}
+
+// blankSpan empties a sweep row's figure cells: the description is drawn
+// over them (spliceSweeps).
+func blankSpan(row table.Row, shown, widths []int) {
+	if first, last, _, _, ok := spanColumns(shown, widths); ok {
+		for j := first; j <= last; j++ {
+			row[j] = ""
+		}
+	}
+}
+
+// spliceSweep draws text over the cells of a rendered row from x on, w
+// cells wide, in style (the row's, when it is the selected one); the
+// rest of the row, escape sequences included, is kept.
+func spliceSweep(line, text string, x, w int, style func(string) string) string {
+	mid := ansi.Truncate(text, w, "…")
+	mid += strings.Repeat(" ", max(w-ansi.StringWidth(mid), 0))
+	return ansi.Truncate(line, x, "") + style(mid) + ansi.TruncateLeft(line, x+w, "")
+}
+
 // matches reports whether r matches every word of the filter text
-// (case-insensitive, over the id and the shown text fields).
+// (case-insensitive, over the id, the started date, the shown text
+// fields, the recorded name and the note; "sweep" finds sweeps).
 func matches(r *runs.Run, filter string) bool {
 	if filter == "" {
 		return true
 	}
-	hay := strings.ToLower(strings.Join([]string{r.ID, r.Name, r.Workload, r.Model, r.EngineHost(), string(r.Status())}, " "))
+	fields := []string{r.ID, started(r), r.Name, r.RecordedName, r.Note, r.Workload, r.Model, r.EngineHost(), string(r.Status())}
+	if r.Sweep != nil {
+		fields = append(fields, "sweep")
+	}
+	hay := strings.ToLower(strings.Join(fields, " "))
 	for _, w := range strings.Fields(strings.ToLower(filter)) {
 		if !strings.Contains(hay, w) {
 			return false

@@ -38,6 +38,7 @@ type detailKeys struct {
 	common.ScrollKeys
 	Filter, FilterBack, Delete, Export, NewR key.Binding
 	Back, Report, Open                       key.Binding
+	Copy, Rename, Annotate                   key.Binding
 }
 
 func newDetailKeys(km *common.KeyMap) detailKeys {
@@ -56,6 +57,9 @@ func newDetailKeys(km *common.KeyMap) detailKeys {
 		Back:       km.Back,
 		Report:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report")),
 		Open:       common.Named(km.Select, "enter", "request detail"),
+		Copy:       common.Named(km.Copy, "y", "copy id, path or command"),
+		Rename:     km.Rename,
+		Annotate:   km.Annotate,
 	}
 }
 
@@ -215,6 +219,20 @@ func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return d, openForm(d.c, msg)
 		}
 		return d, nil
+	case annotatedMsg:
+		if msg.err == nil && msg.dir == d.dir && d.det != nil {
+			applyAnnotations(&d.det.Run, msg.ann)
+			d.buildSummary()
+		}
+		if msg.by == d.id {
+			return d, annotatedStatus(msg)
+		}
+		return d, nil
+	case common.CopiedMsg:
+		if msg.To == d.id {
+			return d, copiedStatus(msg)
+		}
+		return d, nil
 	case tea.KeyMsg:
 		return d, d.handleKey(msg)
 	}
@@ -255,6 +273,12 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return loadConfigCmd(d.dir, d.id)
 	case key.Matches(msg, k.Report):
 		return common.Open(common.OpenReport{Runs: []string{d.dir}})
+	case d.det != nil && key.Matches(msg, k.Copy):
+		return common.Push(NewCopy(d.c, &d.det.Run, d.id))
+	case d.det != nil && key.Matches(msg, k.Rename):
+		return common.Push(NewRename(d.c, &d.det.Run, d.id))
+	case d.det != nil && key.Matches(msg, k.Annotate):
+		return common.Push(NewNote(d.c, &d.det.Run, d.id))
 	}
 	switch d.tab {
 	case tabSummary:
@@ -378,6 +402,9 @@ func (d *Detail) headerView() string {
 		}
 	}
 	line2 := strings.Join(common.RunInfo(r), s.Muted.Render(" · "))
+	if r.Note != "" {
+		line2 += s.Muted.Render("  note: ") + oneLine(r.Note)
+	}
 	if n := d.det.Corrupt; n > 0 {
 		line2 += s.Warn.Render(fmt.Sprintf("  %d unreadable line(s) skipped", n))
 	}
@@ -418,6 +445,12 @@ func (d *Detail) buildSummary() {
 	det := d.det
 	r := &det.Run
 	run := [][2]string{{"Status", string(r.Status())}}
+	if r.Name != r.RecordedName {
+		run = append(run, [2]string{"Name", r.Name}, [2]string{"Recorded name", orDash(r.RecordedName)})
+	}
+	if r.Note != "" {
+		run = append(run, [2]string{"Note", r.Note})
+	}
 	if det.Summary.Run.FinishedAt != "" {
 		run = append(run, [2]string{"Finished", fmtTime(det.Summary.Run.FinishedAt)})
 	}
@@ -688,5 +721,6 @@ func (d *Detail) FullHelp() [][]key.Binding {
 		{k.Next, k.Prev, k.Summary, k.Charts, k.Requests, k.Back},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Filter, k.FilterBack, k.Delete, k.Export, k.NewR, k.Report},
+		{k.Copy, k.Rename, k.Annotate},
 	}
 }

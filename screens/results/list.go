@@ -1,11 +1,14 @@
-// Package results is the results explorer: the table of past runs
-// (sortable, filterable, two runs marked for compare, delete, export the
-// config, start a new run from it) and one run opened in detail (its
-// summary, a TTFT chart over the run, the TTFT distribution and the
-// per-request table, paged from disk).
+// Package results is the results explorer: the table of past runs and
+// sweeps (sortable, filterable, runs marked for compare or for one
+// delete, renamed and annotated, their id, folder or command copied to
+// the clipboard, export the config, start a new run from it) and one run
+// opened in detail (its summary, a TTFT chart over the run, the TTFT
+// distribution and the per-request table, paged from disk).
 package results
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -27,7 +30,7 @@ type listKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom     key.Binding
 	Open, Mark, Compare, Sort, Reverse, Filter  key.Binding
 	ClearFilter, Delete, Export, NewRun, Reload key.Binding
-	Report                                      key.Binding
+	Report, Copy, Rename, Annotate              key.Binding
 }
 
 // newListKeys composes the explorer's keys. Space marks a run here; the
@@ -42,17 +45,20 @@ func newListKeys(km *common.KeyMap) listKeys {
 		Top:         sk.Top,
 		Bottom:      sk.Bottom,
 		Open:        common.Named(km.Select, "enter", "open"),
-		Mark:        key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark")),
+		Mark:        km.Mark,
 		Compare:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "compare")),
 		Sort:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by")),
 		Reverse:     key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter: common.Named(km.Back, "esc", "clear filter"),
-		Delete:      key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
+		ClearFilter: common.Named(km.Back, "esc", "clear filter, marks"),
+		Delete:      common.Named(km.Delete, "d", "delete (the marked)"),
 		Export:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export config")),
 		NewRun:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run from config")),
-		Reload:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reload")),
-		Report:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report (of the marked pair)")),
+		Reload:      km.Reload,
+		Report:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report (of the marked)")),
+		Copy:        common.Named(km.Copy, "y", "copy id, path or command"),
+		Rename:      km.Rename,
+		Annotate:    km.Annotate,
 	}
 }
 
@@ -75,7 +81,8 @@ type List struct {
 	filter    textinput.Model
 	filtering bool
 
-	// marks are run folders in the order they were marked: A then B.
+	// marks are run (and sweep) folders in the order they were marked;
+	// the last two are A and B, the pair c compares; d deletes them all.
 	marks []string
 
 	// The table renders the visible window only; the cursor and the
@@ -90,7 +97,7 @@ type List struct {
 func New(c *common.Common) *List {
 	ti := textinput.New()
 	ti.Prompt = "/ "
-	ti.Placeholder = "name, workload, model, engine, status"
+	ti.Placeholder = "name, note, workload, model, engine, date, status, sweep"
 	ti.Cursor.SetMode(cursor.CursorStatic)
 	k := newListKeys(c.KeyMap)
 	tbl := table.New(table.WithFocused(true))
@@ -128,14 +135,39 @@ type deletedMsg struct {
 }
 
 func deleteCmd(dir string, by common.ID) tea.Cmd {
-	return func() tea.Msg { return deletedMsg{dir: dir, by: by, err: runs.Delete(dir)} }
+	return func() tea.Msg { return deletedMsg{dir: dir, by: by, err: runs.DeleteAny(dir)} }
 }
 
+// deletedManyMsg reports the marked folders removed: dirs are gone, err
+// says which could not be (the others are still gone).
+type deletedManyMsg struct {
+	dirs []string
+	by   common.ID
+	err  error
+}
+
+func deleteManyCmd(dirs []string, by common.ID) tea.Cmd {
+	return func() tea.Msg {
+		var gone []string
+		var errs []error
+		for _, d := range dirs {
+			if err := runs.DeleteAny(d); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			gone = append(gone, d)
+		}
+		return deletedManyMsg{dirs: gone, by: by, err: errors.Join(errs...)}
+	}
+}
+
+// load reads the runs and the sweeps of the runs directory.
 func (l *List) load() tea.Cmd {
 	dir := l.c.RunsDir
 	return func() tea.Msg {
 		rs, err := runs.List(dir)
-		return runsMsg{to: l.id, runs: rs, err: err}
+		sw, serr := runs.ListSweeps(dir)
+		return runsMsg{to: l.id, runs: append(rs, sw...), err: cmp.Or(err, serr)}
 	}
 }
 
@@ -211,18 +243,28 @@ func (l *List) selectedDir() string {
 // successor is the run the cursor goes to when the run in dir goes away:
 // the next one in table order, else the previous one.
 func (l *List) successor(dir string) string {
-	for k, i := range l.view {
-		if l.all[i].Dir != dir {
-			continue
-		}
-		if k+1 < len(l.view) {
-			return l.all[l.view[k+1]].Dir
-		}
-		if k > 0 {
-			return l.all[l.view[k-1]].Dir
+	return l.successorOf(map[string]bool{dir: true})
+}
+
+// successorOf is where the cursor goes when the runs in gone go away: the
+// first run after the cursor's in table order that stays, else the
+// nearest one before it.
+func (l *List) successorOf(gone map[string]bool) string {
+	at := l.cursor
+	if at < 0 || at >= len(l.view) {
+		return ""
+	}
+	for k := at; k < len(l.view); k++ {
+		if d := l.all[l.view[k]].Dir; !gone[d] {
+			return d
 		}
 	}
-	return l.selectedDir()
+	for k := at - 1; k >= 0; k-- {
+		if d := l.all[l.view[k]].Dir; !gone[d] {
+			return d
+		}
+	}
+	return ""
 }
 
 func (l *List) refreshKeeping(keep string) {
@@ -273,6 +315,9 @@ func (l *List) rebuild() {
 			}
 			row[j] = align(ansi.Truncate(v, l.widths[j], "…"), l.widths[j], columns[ci].right)
 		}
+		if r.Sweep != nil {
+			blankSpan(row, l.shown, l.widths)
+		}
 		l.rows[k] = row
 	}
 	l.scroll(0)
@@ -300,18 +345,48 @@ func (l *List) scroll(n int) {
 	l.tbl.SetCursor(l.cursor - l.top)
 }
 
+// markCell is the cursor and the mark of a row: A and B for the pair c
+// compares (the last two marked), * for the other marked rows. Marks are
+// letters, so they read without colour.
 func (l *List) markCell(r *runs.Run, current bool) string {
 	c := " "
 	if current {
 		c = "›"
 	}
-	switch slices.Index(l.marks, r.Dir) {
-	case 0:
+	i := slices.Index(l.marks, r.Dir)
+	n := len(l.marks)
+	switch {
+	case i < 0:
+		return c + " "
+	case n == 1 || i == n-2:
 		return c + "A"
-	case 1:
+	case i == n-1:
 		return c + "B"
 	}
-	return c + " "
+	return c + "*"
+}
+
+// pair is what c compares (and o reports on): the last two marked, or
+// the one marked and the run under the cursor; ok is false when there is
+// no pair.
+func (l *List) pair(r *runs.Run) (a, b string, ok bool) {
+	switch n := len(l.marks); {
+	case n >= 2:
+		return l.marks[n-2], l.marks[n-1], true
+	case n == 1 && r != nil && r.Dir != l.marks[0]:
+		return l.marks[0], r.Dir, true
+	}
+	return "", "", false
+}
+
+// row is the listed run (or sweep) of dir, nil when it is not listed.
+func (l *List) row(dir string) *runs.Run {
+	for i := range l.all {
+		if l.all[i].Dir == dir {
+			return &l.all[i]
+		}
+	}
+	return nil
 }
 
 func (l *List) status(text string) tea.Cmd { return common.Status(text) }
@@ -357,6 +432,42 @@ func (l *List) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		return l, cmd
+	case deletedManyMsg:
+		gone := map[string]bool{}
+		for _, d := range msg.dirs {
+			gone[d] = true
+		}
+		keep := l.selectedDir()
+		if gone[keep] {
+			keep = l.successorOf(gone)
+		}
+		l.all = slices.DeleteFunc(l.all, func(r runs.Run) bool { return gone[r.Dir] })
+		l.marks = slices.DeleteFunc(l.marks, func(d string) bool { return gone[d] })
+		l.view = nil
+		l.refreshKeeping(keep)
+		if msg.by != l.id {
+			return l, nil
+		}
+		if msg.err != nil {
+			return l, l.fail(fmt.Errorf("deleted %d, but: %w", len(msg.dirs), msg.err))
+		}
+		return l, l.status(fmt.Sprintf("deleted %d marked", len(msg.dirs)))
+	case annotatedMsg:
+		if msg.err == nil {
+			if r := l.row(msg.dir); r != nil {
+				applyAnnotations(r, msg.ann)
+				l.refresh()
+			}
+		}
+		if msg.by == l.id {
+			return l, annotatedStatus(msg)
+		}
+		return l, nil
+	case common.CopiedMsg:
+		if msg.To == l.id {
+			return l, copiedStatus(msg)
+		}
+		return l, nil
 	case configMsg:
 		if msg.to != l.id {
 			return l, nil
@@ -403,10 +514,15 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		l.SetSize(l.width, l.height)
 		return l.filter.Focus()
 	case key.Matches(msg, k.ClearFilter):
-		if l.filter.Value() != "" {
+		switch {
+		case l.filter.Value() != "":
 			l.filter.SetValue("")
 			l.SetSize(l.width, l.height)
 			l.refresh()
+		case len(l.marks) > 0:
+			l.marks = nil
+			l.rebuild()
+			return l.status("marks cleared")
 		}
 		return nil
 	case key.Matches(msg, k.Sort):
@@ -422,66 +538,89 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	r := l.selected()
 	switch {
-	case key.Matches(msg, k.Open):
-		if r == nil {
-			return nil
-		}
-		return common.Push(NewDetail(l.c, r.Dir))
-	case key.Matches(msg, k.Mark):
-		if r == nil {
-			return nil
-		}
-		if i := slices.Index(l.marks, r.Dir); i >= 0 {
-			l.marks = slices.Delete(l.marks, i, i+1)
-		} else {
-			if len(l.marks) == 2 {
-				l.marks = l.marks[1:]
-			}
-			l.marks = append(l.marks, r.Dir)
-		}
-		l.rebuild()
-		l.scroll(1)
-		return nil
+	case key.Matches(msg, k.Delete) && len(l.marks) > 0:
+		return common.Push(confirmDeleteMany(l.c, l.markedRows(), l.id))
 	case key.Matches(msg, k.Compare):
-		a, b := "", ""
-		switch {
-		case len(l.marks) == 2:
-			a, b = l.marks[0], l.marks[1]
-		case len(l.marks) == 1 && r != nil && r.Dir != l.marks[0]:
-			a, b = l.marks[0], r.Dir
-		default:
+		a, b, ok := l.pair(r)
+		if !ok {
 			return l.status("mark two runs with space, then press c")
+		}
+		for _, d := range []string{a, b} {
+			if x := l.row(d); x != nil && x.Sweep != nil {
+				return l.status("c compares two runs: " + x.ID + " is a sweep (o draws marked sweeps' curves together)")
+			}
 		}
 		return common.Open(common.OpenCompare{A: a, B: b})
 	case key.Matches(msg, k.Report):
 		var dirs []string
+		a, b, ok := l.pair(r)
 		switch {
-		case len(l.marks) == 2:
+		case len(l.marks) > 2:
 			dirs = l.marks
-		case len(l.marks) == 1 && r != nil && r.Dir != l.marks[0]:
-			dirs = []string{l.marks[0], r.Dir}
+		case ok:
+			dirs = []string{a, b}
 		case r != nil:
 			dirs = []string{r.Dir}
 		default:
 			return nil
 		}
 		return common.Open(common.OpenReport{Runs: slices.Clone(dirs)})
+	}
+	if r == nil {
+		return l.move(msg)
+	}
+	switch {
+	case key.Matches(msg, k.Open):
+		if r.Sweep != nil {
+			return common.Open(common.OpenSweep{Dir: r.Dir})
+		}
+		return common.Push(NewDetail(l.c, r.Dir))
+	case key.Matches(msg, k.Mark):
+		if i := slices.Index(l.marks, r.Dir); i >= 0 {
+			l.marks = slices.Delete(l.marks, i, i+1)
+		} else {
+			l.marks = append(l.marks, r.Dir)
+		}
+		l.rebuild()
+		l.scroll(1)
+		return nil
 	case key.Matches(msg, k.Delete):
-		if r == nil {
-			return nil
+		if r.Sweep != nil {
+			return common.Push(confirmDeleteSweep(l.c, r, l.id))
 		}
 		return common.Push(confirmDelete(l.c, r.ID, r.Dir, l.id))
-	case key.Matches(msg, k.Export):
-		if r == nil {
-			return nil
+	case key.Matches(msg, k.Copy):
+		return common.Push(NewCopy(l.c, r, l.id))
+	case key.Matches(msg, k.Rename):
+		return common.Push(NewRename(l.c, r, l.id))
+	case key.Matches(msg, k.Annotate):
+		return common.Push(NewNote(l.c, r, l.id))
+	case key.Matches(msg, k.Export), key.Matches(msg, k.NewRun):
+		if r.Sweep != nil {
+			return l.status("a sweep has a config per cell: open it (enter), then a cell")
 		}
-		return common.Push(NewExport(l.c, r.Dir))
-	case key.Matches(msg, k.NewRun):
-		if r == nil {
-			return nil
+		if key.Matches(msg, k.Export) {
+			return common.Push(NewExport(l.c, r.Dir))
 		}
 		return loadConfigCmd(r.Dir, l.id)
 	}
+	return l.move(msg)
+}
+
+// markedRows are the marked runs and sweeps, in the order marked.
+func (l *List) markedRows() []runs.Run {
+	var out []runs.Run
+	for _, d := range l.marks {
+		if r := l.row(d); r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// move moves the cursor as a move key asks.
+func (l *List) move(msg tea.KeyMsg) tea.Cmd {
+	k := l.keys
 	switch {
 	case key.Matches(msg, k.Up):
 		l.scroll(-1)
@@ -531,7 +670,7 @@ func (l *List) View() string {
 	case len(l.view) == 0:
 		parts = append(parts, s.Muted.Render("No run matches the filter."))
 	default:
-		parts = append(parts, l.tbl.View())
+		parts = append(parts, l.tableView())
 	}
 	body := lipgloss.JoinVertical(lipgloss.Left, parts...)
 	if pad := l.height - 1 - lipgloss.Height(body); pad > 0 {
@@ -540,29 +679,84 @@ func (l *List) View() string {
 	return body + "\n" + ansi.Truncate(l.footer(), max(l.width, 1), "…")
 }
 
+// tableView is the table with each sweep row's description drawn over
+// its figure columns, the longest that fits.
+func (l *List) tableView() string {
+	out := l.tbl.View()
+	_, _, x, w, ok := spanColumns(l.shown, l.widths)
+	if !ok {
+		return out
+	}
+	lines := strings.Split(out, "\n")
+	end := min(l.top+l.visible(), len(l.rows))
+	for k := l.top; k < end; k++ {
+		r := &l.all[l.view[k]]
+		i := 1 + k - l.top // under the header line
+		if r.Sweep == nil || i >= len(lines) {
+			continue
+		}
+		style := func(s string) string { return s }
+		if k == l.cursor {
+			style = func(s string) string { return l.c.Styles.Selected.Render(s) }
+		}
+		lines[i] = spliceSweep(lines[i], r.Sweep.Describe(w), x, w, style)
+	}
+	return strings.Join(lines, "\n")
+}
+
 func (l *List) footer() string {
 	s := l.c.Styles
 	plural := "s"
 	if len(l.all) == 1 {
 		plural = ""
 	}
-	n := fmt.Sprintf("%d run%s", len(l.all), plural)
+	sweeps := 0
+	for i := range l.all {
+		if l.all[i].Sweep != nil {
+			sweeps++
+		}
+	}
+	nruns := len(l.all) - sweeps
+	if nruns == 1 {
+		plural = ""
+	}
+	total := fmt.Sprintf("%d run%s", nruns, plural)
+	switch sweeps {
+	case 0:
+	case 1:
+		total += ", 1 sweep"
+	default:
+		total += fmt.Sprintf(", %d sweeps", sweeps)
+	}
+	n := total
 	if len(l.view) != len(l.all) {
-		n = fmt.Sprintf("%d of %d run%s", len(l.view), len(l.all), plural)
+		n = fmt.Sprintf("%d of %s", len(l.view), total)
 	}
 	dir := "▲"
 	if l.desc {
 		dir = "▼"
 	}
 	out := n + s.Muted.Render(" · sort "+strings.ToLower(columns[l.sortCol].title)+" "+dir)
-	for i, m := range l.marks {
-		out += s.Muted.Render(fmt.Sprintf(" · %c ", 'A'+i)) + shortID(m)
+	if m := len(l.marks); m > 2 {
+		out += s.Muted.Render(fmt.Sprintf(" · %d marked (d deletes them)", m))
 	}
-	if len(l.marks) == 2 {
-		out += s.Muted.Render(" · c compares")
+	if a, b, ok := l.pair(nil); ok {
+		out += s.Muted.Render(" · A ") + shortID(a) + s.Muted.Render(" · B ") + shortID(b) + s.Muted.Render(" · c compares")
+	} else if len(l.marks) == 1 {
+		out += s.Muted.Render(" · A ") + shortID(l.marks[0])
+	}
+	if r := l.selected(); r != nil && (r.Note != "" || r.Name != r.RecordedName) {
+		ann := r.Name
+		if r.Note != "" {
+			ann = strings.TrimPrefix(ann+" — ", " — ") + r.Note
+		}
+		out += s.Muted.Render(" · › ") + oneLine(ann)
 	}
 	return out
 }
+
+// oneLine keeps a note on the footer's line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (l *List) ShortHelp() []key.Binding {
 	if l.filtering {
@@ -571,15 +765,15 @@ func (l *List) ShortHelp() []key.Binding {
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear")),
 		}
 	}
-	return []key.Binding{l.keys.Open, l.keys.Mark, l.keys.Compare, l.keys.Sort, l.keys.Filter, l.keys.Delete}
+	return []key.Binding{l.keys.Open, l.keys.Mark, l.keys.Compare, l.keys.Delete, l.keys.Copy, l.keys.Filter}
 }
 
 func (l *List) FullHelp() [][]key.Binding {
 	k := l.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Mark, k.Compare, k.Delete},
-		{k.Sort, k.Reverse, k.Filter, k.ClearFilter},
-		{k.Export, k.NewRun, k.Report, k.Reload},
+		{k.Open, k.Mark, k.Compare, k.Delete, k.Report},
+		{k.Copy, k.Rename, k.Annotate, k.Export, k.NewRun},
+		{k.Sort, k.Reverse, k.Filter, k.ClearFilter, k.Reload},
 	}
 }

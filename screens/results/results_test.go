@@ -173,10 +173,14 @@ func TestMarkAndCompare(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, " A 2026-03-01 16:00") || !strings.Contains(v, " B 2026-03-01 15:00") || !strings.Contains(v, "›  2026-03-01 14:00") {
 		t.Errorf("marks not shown:\n%s", v)
 	}
-	// A third mark replaces the oldest.
+	// A third mark adds to the marks (for one delete of them all); the
+	// last two marked are the pair c compares, A and B, the first is *.
 	m, _ = press(t, m, "space")
-	if mk := m.(*results.List).Marked(); !strings.HasSuffix(mk[0], "stopped") || !strings.HasSuffix(mk[1], "slow") {
+	if mk := m.(*results.List).Marked(); len(mk) != 3 || !strings.HasSuffix(mk[0], "killed") || !strings.HasSuffix(mk[1], "stopped") || !strings.HasSuffix(mk[2], "slow") {
 		t.Errorf("third mark: %v", mk)
+	}
+	if v := m.View(); !strings.Contains(v, " * 2026-03-01 16:00") || !strings.Contains(v, " A 2026-03-01 15:00") || !strings.Contains(v, " B 2026-03-01 14:00") || !strings.Contains(v, "3 marked") {
+		t.Errorf("three marks not shown:\n%s", v)
 	}
 	m, root = press(t, m, "c")
 	if len(root) != 1 {
@@ -195,10 +199,18 @@ func TestMarkAndCompare(t *testing.T) {
 	if c == nil || c.A.Run.Name != "stopped" || c.B.Run.Name != "slow" {
 		t.Fatalf("comparison: %+v", c)
 	}
-	// Unmark with space on a marked run.
+	// Unmark with space on a marked run: the pair is the last two again.
 	m, _ = press(t, m, "up", "space")
-	if mk := m.(*results.List).Marked(); len(mk) != 1 {
+	if mk := m.(*results.List).Marked(); len(mk) != 2 || !strings.HasSuffix(mk[1], "stopped") {
 		t.Errorf("unmark: %v", mk)
+	}
+	if v := m.View(); !strings.Contains(v, " A 2026-03-01 16:00") || !strings.Contains(v, " B 2026-03-01 15:00") {
+		t.Errorf("marks after the unmark:\n%s", v)
+	}
+	// esc clears every mark.
+	m, _ = press(t, m, "esc")
+	if mk := m.(*results.List).Marked(); len(mk) != 0 {
+		t.Errorf("esc left marks: %v", mk)
 	}
 }
 

@@ -8,10 +8,11 @@ import (
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/compare"
 	"github.com/kvbench/kvbench/screens/results"
+	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
 )
 
 // testRoot is a minimal stand-in for the application's root: a stack of
-// screens, the two intents the explorer's flows use routed as app does, q pops (unless a text input has focus or the screen keeps q),
+// screens, the intents the explorer's flows use routed as app does, q pops (unless a text input has focus or the screen keeps q),
 // ctrl+c quits, messages that are not keys reach every screen, and the
 // status line is kept for assertions.
 type testRoot struct {
@@ -56,6 +57,8 @@ func (m *testRoot) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.push(results.NewDetail(m.c, msg.Dir))
 	case common.OpenCompare:
 		return m.push(compare.New(m.c, msg.A, msg.B))
+	case common.OpenSweep:
+		return m.push(sweepscreen.NewReview(m.c, msg.Dir))
 	case common.PopMsg:
 		return m.pop()
 	case common.StatusMsg:

@@ -1,11 +1,14 @@
-// Package sweep is the live sweep screen: the cells of a `kvbench sweep`
-// as they run, the current cell's progress, the finished cells' table
-// and their curve (x: achieved rate or concurrency; y: TTFT p50/p99 and,
-// with an SLO, the good fraction), redrawn as each cell finishes.
+// Package sweep is the sweep screen: the cells of a `kvbench sweep` as
+// they run, the current cell's progress, the finished cells' table and
+// their curve (x: achieved rate or concurrency; y: TTFT p50/p99 and,
+// with an SLO, the good fraction), redrawn as each cell finishes. The
+// same screen reviews a sweep folder from the explorer (NewReview): its
+// curve and its cells, each opened as a run.
 package sweep
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -13,7 +16,6 @@ import (
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/canvas/runes"
 	"github.com/NimbleMarkets/ntcharts/linechart/wavelinechart"
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -80,6 +82,14 @@ type Model struct {
 	err     error
 	result  *bsweep.Result
 	started time.Time
+
+	// review is set for a sweep folder read from disk (NewReview): the
+	// table has a cursor and enter opens a cell.
+	review      bool
+	file        *bsweep.File
+	loadErr     error
+	cursor, top int
+	keys        reviewKeys
 }
 
 // New returns the screen for a sweep whose events arrive on events.
@@ -102,10 +112,25 @@ func tick() tea.Cmd {
 	return tea.Tick(500*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
-func (m *Model) Init() tea.Cmd { return tea.Batch(m.wait(), tick()) }
+func (m *Model) Init() tea.Cmd {
+	if m.review {
+		return m.read()
+	}
+	return tea.Batch(m.wait(), tick())
+}
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case readMsg:
+		if msg.to == m {
+			m.loaded(msg)
+		}
+		return m, nil
+	case tea.KeyMsg:
+		if m.review {
+			return m, m.reviewKey(msg)
+		}
+		return m, nil
 	case eventMsg:
 		return m, m.apply(msg.ev)
 	case tickMsg:
@@ -140,11 +165,14 @@ func (m *Model) apply(ev Event) tea.Cmd {
 }
 
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
-func (m *Model) Title() string    { return "Sweep" }
 func (m *Model) Typing() bool     { return false }
 
-func (m *Model) ShortHelp() []key.Binding  { return nil }
-func (m *Model) FullHelp() [][]key.Binding { return nil }
+func (m *Model) Title() string {
+	if m.review {
+		return "Sweep " + filepath.Base(m.dir)
+	}
+	return "Sweep"
+}
 
 // Minimum useful size.
 const minW, minH = 40, 12
@@ -155,12 +183,23 @@ func (m *Model) View() string {
 	}
 	st := m.c.Styles
 	var b strings.Builder
+	if m.review && m.file == nil {
+		if m.loadErr != nil {
+			return st.Error.Render(fit(m.loadErr.Error(), m.w))
+		}
+		return st.Muted.Render(fit("Reading "+bsweep.JSONFile+" …", m.w))
+	}
 	plan := fmt.Sprintf("%s over %s %s", m.info.Workload, m.info.Dimension, listText(m.info.Values))
-	if m.info.Search {
-		plan = fmt.Sprintf("capacity search over %s of %s from %s (at most %d cells)", m.info.Dimension, m.info.Workload, bsweep.Format(m.info.Values[0]), m.info.MaxCells)
+	if m.info.Search && len(m.info.Values) > 0 {
+		plan = fmt.Sprintf("capacity search over %s of %s from %s", m.info.Dimension, m.info.Workload, bsweep.Format(m.info.Values[0]))
+		if m.info.MaxCells > 0 {
+			plan += fmt.Sprintf(" (at most %d cells)", m.info.MaxCells)
+		}
 	}
 	b.WriteString(fit(plan, m.w) + "\n")
 	switch {
+	case m.review:
+		b.WriteString(m.reviewLine() + "\n")
 	case m.done && m.err != nil:
 		b.WriteString(st.Error.Render(fit("stopped: "+m.err.Error(), m.w)) + "\n")
 	case m.done:
@@ -188,8 +227,15 @@ func (m *Model) View() string {
 	chartH := m.h - 2 - tableRows - 1
 	if chartH >= 6 {
 		b.WriteString(m.charts(chartH) + "\n")
+	} else if m.review {
+		// No room for the curve: the cells get the screen.
+		tableRows = max(min(len(m.cells)+1, m.h-3), 2)
 	}
-	b.WriteString(m.table(tableRows))
+	if m.review {
+		b.WriteString(m.reviewTable(tableRows))
+	} else {
+		b.WriteString(m.table(tableRows))
+	}
 	if m.dir != "" && m.h > 0 {
 		b.WriteString("\n" + st.Muted.Render(fit(m.dir, m.w)))
 	}
@@ -271,17 +317,24 @@ func (m *Model) charts(h int) string {
 
 // table lists the last rows-1 finished cells under a header.
 func (m *Model) table(rows int) string {
-	head := fmt.Sprintf("%8s %10s %10s %10s %7s %9s", strings.ToUpper(m.info.Dimension), "ACHIEVED", "P50 TTFT", "P99 TTFT", "GOOD %", "DELIVERED")
-	lines := []string{fit(head, m.w)}
+	lines := []string{fit(m.tableHead(), m.w)}
 	first := max(0, len(m.cells)-(rows-1))
 	for _, c := range m.cells[first:] {
-		delivered := "-"
-		if c.Delivered != nil {
-			delivered = map[bool]string{true: "yes", false: "NO"}[*c.Delivered]
-		}
-		lines = append(lines, fit(fmt.Sprintf("%8s %10s %10s %10s %7s %9s", bsweep.Format(c.Value), num(c.AchievedRate), num(c.P50TTFTms), num(c.P99TTFTms), pct(c.GoodFraction), delivered), m.w))
+		lines = append(lines, fit(cellRow(c), m.w))
 	}
 	return strings.Join(lines, "\n")
+}
+
+func (m *Model) tableHead() string {
+	return fmt.Sprintf("%8s %10s %10s %10s %7s %9s", strings.ToUpper(m.info.Dimension), "ACHIEVED", "P50 TTFT", "P99 TTFT", "GOOD %", "DELIVERED")
+}
+
+func cellRow(c bsweep.Cell) string {
+	delivered := "-"
+	if c.Delivered != nil {
+		delivered = map[bool]string{true: "yes", false: "NO"}[*c.Delivered]
+	}
+	return fmt.Sprintf("%8s %10s %10s %10s %7s %9s", bsweep.Format(c.Value), num(c.AchievedRate), num(c.P50TTFTms), num(c.P99TTFTms), pct(c.GoodFraction), delivered)
 }
 
 func num(p *float64) string {
