@@ -61,7 +61,7 @@ func sweepRuns(t *testing.T) (dir string, a, b string) {
 		ReusedEvery: 4, FailEvery: 9, Summary: true, ExitCode: 1, Workload: config.LongDocPermutator})
 	runstest.Write(t, dir, runstest.Spec{Started: t1.Add(2 * time.Hour), Requests: 12, Summary: true, Interrupted: true, ExitCode: 130})
 	// The oldest row: a capacity search, the last row of the explorer.
-	runstest.WriteSweep(t, dir, runstest.SweepSpec{Started: t1.Add(-time.Hour), Values: []float64{4, 8, 6}, Search: true, SLO: true, PassUpTo: 6})
+	runstest.WriteRecordedSweep(t, dir, runstest.RecordedSweep{Started: t1.Add(-time.Hour), Values: []float64{4, 8, 6}, Search: true, SLO: true, PassUpTo: 6})
 	return dir, a, b
 }
 

@@ -168,7 +168,7 @@ func TestCommandIncompleteRun(t *testing.T) {
 // through the sweep command's flags into the same sweep.
 func TestSweepCommandReproducesTheSweep(t *testing.T) {
 	dir := t.TempDir()
-	sw := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "cap", Values: []float64{4, 8, 16, 12}, Search: true, SLO: true,
+	sw := runstest.WriteRecordedSweep(t, dir, runstest.RecordedSweep{Name: "cap", Values: []float64{4, 8, 16, 12}, Search: true, SLO: true,
 		PassUpTo: 12, Salt: "warm"})
 	args, err := runs.SweepCommand(sw)
 	if err != nil {
@@ -206,7 +206,7 @@ func TestSweepCommandReproducesTheSweep(t *testing.T) {
 		t.Errorf("slo %q, salt %q, name %q, workload %q", cfg.String("slo"), cfg.String("prompt_salt"), cfg.String("name"), cfg.Workload())
 	}
 
-	list := runstest.WriteSweep(t, dir, runstest.SweepSpec{Values: []float64{1, 2, 4}, Started: time.Date(2026, 3, 3, 9, 0, 0, 0, time.Local)})
+	list := runstest.WriteRecordedSweep(t, dir, runstest.RecordedSweep{Values: []float64{1, 2, 4}, Started: time.Date(2026, 3, 3, 9, 0, 0, 0, time.Local)})
 	args, err = runs.SweepCommand(list)
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ import (
 // (4 cells, rate 12 the highest passing), and a renamed, annotated run.
 func explorerRuns(t *testing.T) (dir, sweep string) {
 	dir = fixtureRuns(t)
-	sweep = runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "cap", Started: t0.Add(5 * time.Hour), Values: []float64{4, 8, 16, 12},
+	sweep = runstest.WriteRecordedSweep(t, dir, runstest.RecordedSweep{Name: "cap", Started: t0.Add(5 * time.Hour), Values: []float64{4, 8, 16, 12},
 		Search: true, SLO: true, PassUpTo: 12, Salt: "warm"})
 	if _, err := runs.WriteAnnotations(runDir(t, dir, "fast-cache"), runs.Annotations{Name: "vLLM prefix on", Note: "GPU 1 only"}, now); err != nil {
 		t.Fatal(err)
@@ -138,10 +138,19 @@ func TestExplorerSweepRow(t *testing.T) {
 	if got := names(m.(*results.List).Runs()); got != "vLLM prefix on" {
 		t.Errorf("filter by date: %s", got)
 	}
-	// c refuses a sweep; n and e say where a sweep's configs are.
+	// c refuses a sweep with a run (two sweeps compare, as two runs do).
 	m, _ = press(t, m, "/", "esc", "g", "space", "space")
-	if _, root = press(t, m, "c"); len(root) != 1 || !strings.Contains(root[0].(common.StatusMsg).Text, "is a sweep") {
+	if _, root = press(t, m, "c"); len(root) != 1 || !strings.Contains(root[0].(common.StatusMsg).Text, "is a sweep, the other a run") {
 		t.Errorf("compare with a sweep marked: %v", root)
+	}
+	other := runstest.WriteRecordedSweep(t, dir, runstest.RecordedSweep{Name: "other", Started: t0.Add(6 * time.Hour), Values: []float64{2, 4}})
+	m, _ = press(t, m, "esc", "R", "g", "space", "space")
+	if _, root = press(t, m, "c"); len(root) != 1 || root[0] != (common.OpenCompare{A: other, B: sweep}) {
+		t.Errorf("compare of two sweeps: %v", root)
+	}
+	// n and e say where a sweep's configs are.
+	if _, root = press(t, m, "g", "n"); len(root) != 1 || !strings.Contains(root[0].(common.StatusMsg).Text, "a config per cell") {
+		t.Errorf("n on a sweep: %v", root)
 	}
 }
 

@@ -545,10 +545,13 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if !ok {
 			return l.status("mark two runs with space, then press c")
 		}
-		for _, d := range []string{a, b} {
-			if x := l.row(d); x != nil && x.Sweep != nil {
-				return l.status("c compares two runs: " + x.ID + " is a sweep (o draws marked sweeps' curves together)")
+		// Two runs, or two sweeps (their curves overlaid); not one of each.
+		if x, y := l.row(a), l.row(b); x != nil && y != nil && (x.Sweep == nil) != (y.Sweep == nil) {
+			sw := x
+			if y.Sweep != nil {
+				sw = y
 			}
+			return l.status("c compares two runs or two sweeps: " + sw.ID + " is a sweep, the other a run")
 		}
 		return common.Open(common.OpenCompare{A: a, B: b})
 	case key.Matches(msg, k.Report):
