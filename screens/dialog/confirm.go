@@ -19,6 +19,10 @@ type Confirm struct {
 	keys        confirmKeys
 	// The text is the screen's width less margin, at most widest cells.
 	margin, widest int
+	// answered is set by the first answer: a key that arrives before
+	// the dialog's Pop took effect (y pressed twice) does nothing, so it
+	// never answers twice or pops the screen beneath.
+	answered bool
 }
 
 type confirmKeys struct {
@@ -70,15 +74,18 @@ func (d *Confirm) Init() tea.Cmd { return nil }
 
 func (d *Confirm) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	km, ok := msg.(tea.KeyMsg)
-	if !ok {
+	if !ok || d.answered {
 		return d, nil
 	}
 	switch {
 	case key.Matches(km, d.keys.Now):
+		d.answered = true
 		return d, tea.Sequence(common.Pop, d.now)
 	case key.Matches(km, d.keys.Yes):
+		d.answered = true
 		return d, tea.Sequence(common.Pop, d.yes)
 	case key.Matches(km, d.keys.No):
+		d.answered = true
 		return d, common.Pop
 	}
 	return d, nil

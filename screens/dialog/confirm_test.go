@@ -54,18 +54,32 @@ func want(t *testing.T, k string, got []tea.Msg, msgs ...tea.Msg) {
 func newCommon(w int) *common.Common { return screentest.Common(w, 30, screentest.Now) }
 
 func TestConfirmDefaults(t *testing.T) {
-	d := dialog.NewConfirm(newCommon(100), "Sure?", "text", yes)
+	sure := func() *dialog.Confirm { return dialog.NewConfirm(newCommon(100), "Sure?", "text", yes) }
 	for _, k := range []string{"y", "enter"} {
-		want(t, k, answer(d, k), common.PopMsg{}, yesMsg{})
+		want(t, k, answer(sure(), k), common.PopMsg{}, yesMsg{})
 	}
 	for _, k := range []string{"n", "q"} {
-		want(t, k, answer(d, k), common.PopMsg{})
+		want(t, k, answer(sure(), k), common.PopMsg{})
 	}
-	want(t, "Y", answer(d, "Y"))
-	want(t, "ctrl+c", answer(d, "ctrl+c"))
-	if !d.InterceptsKey(screentest.Key("q")) || d.InterceptsKey(screentest.Key("ctrl+c")) {
+	want(t, "Y", answer(sure(), "Y"))
+	want(t, "ctrl+c", answer(sure(), "ctrl+c"))
+	if d := sure(); !d.InterceptsKey(screentest.Key("q")) || d.InterceptsKey(screentest.Key("ctrl+c")) {
 		t.Error("the dialog keeps ctrl+c or leaves q to the root")
 	}
+}
+
+// A dialog answers once: a second key that reaches it before its Pop took
+// effect (yy in one read of the terminal) neither answers again nor pops
+// the screen beneath.
+func TestConfirmAnswersOnce(t *testing.T) {
+	d := dialog.NewConfirm(newCommon(100), "Delete?", "text", yes)
+	want(t, "y", answer(d, "y"), common.PopMsg{}, yesMsg{})
+	for _, k := range []string{"y", "n", "enter", "q"} {
+		want(t, "then "+k, answer(d, k))
+	}
+	d = dialog.NewConfirm(newCommon(100), "Delete?", "text", yes)
+	want(t, "n", answer(d, "n"), common.PopMsg{})
+	want(t, "then y", answer(d, "y"))
 }
 
 func TestConfirmCtrlC(t *testing.T) {
@@ -87,14 +101,17 @@ func TestConfirmCtrlC(t *testing.T) {
 
 func TestConfirmKeysAndWidth(t *testing.T) {
 	text := strings.Repeat("word ", 40)
-	d := dialog.NewConfirm(newCommon(200), "Delete?", text, yes,
-		dialog.Keys(
-			key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
-			key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no"))),
-		dialog.Width(10, 64))
-	want(t, "Y", answer(d, "Y"), common.PopMsg{}, yesMsg{})
-	want(t, "N", answer(d, "N"), common.PopMsg{})
-	want(t, "enter", answer(d, "enter"))
+	del := func() *dialog.Confirm {
+		return dialog.NewConfirm(newCommon(200), "Delete?", text, yes,
+			dialog.Keys(
+				key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
+				key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no"))),
+			dialog.Width(10, 64))
+	}
+	d := del()
+	want(t, "Y", answer(del(), "Y"), common.PopMsg{}, yesMsg{})
+	want(t, "N", answer(del(), "N"), common.PopMsg{})
+	want(t, "enter", answer(del(), "enter"))
 
 	// The frame adds a border and two cells of padding on each side.
 	frame := theme.New(theme.Default).Dialog.GetHorizontalFrameSize()

@@ -151,6 +151,7 @@ type Export struct {
 	dir   string
 	input textinput.Model
 	keys  struct{ Save, Cancel key.Binding }
+	done  bool // written or cancelled: later keys are ignored (no second pop)
 }
 
 // NewExport asks for the file name, DefaultExportName by default.
@@ -172,17 +173,19 @@ func (e *Export) Init() tea.Cmd { return nil }
 
 func (e *Export) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	km, ok := msg.(tea.KeyMsg)
-	if !ok {
+	if !ok || e.done {
 		return e, nil
 	}
 	switch {
 	case key.Matches(km, e.keys.Save):
+		e.done = true
 		path := strings.TrimSpace(e.input.Value())
 		if path == "" {
 			path = DefaultExportName
 		}
 		return e, tea.Sequence(common.Pop, exportCmd(e.dir, path))
 	case key.Matches(km, e.keys.Cancel):
+		e.done = true
 		return e, common.Pop
 	}
 	var cmd tea.Cmd

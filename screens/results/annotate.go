@@ -45,6 +45,9 @@ type Annotate struct {
 	hint  string
 	input textinput.Model
 	keys  struct{ Save, Cancel key.Binding }
+	// done is set once saved or cancelled: keys that arrive before the
+	// Pop takes effect (enter pressed twice) are ignored.
+	done bool
 }
 
 // NewRename asks for r's display name.
@@ -95,11 +98,12 @@ func (a *Annotate) Init() tea.Cmd { return nil }
 
 func (a *Annotate) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	km, ok := msg.(tea.KeyMsg)
-	if !ok {
+	if !ok || a.done {
 		return a, nil
 	}
 	switch {
 	case key.Matches(km, a.keys.Save):
+		a.done = true
 		ann := a.ann
 		if a.field == "name" {
 			ann.Name = a.input.Value()
@@ -108,6 +112,7 @@ func (a *Annotate) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, tea.Sequence(common.Pop, annotateCmd(a.dir, ann, a.field, a.by, a.c.Now))
 	case key.Matches(km, a.keys.Cancel):
+		a.done = true
 		return a, common.Pop
 	}
 	var cmd tea.Cmd

@@ -36,6 +36,11 @@ type Copy struct {
 	items  []copyItem
 	cursor int
 	keys   struct{ Up, Down, Choose, Cancel key.Binding }
+
+	// shown is set once the dialog is on the stack; done once it chose
+	// or was cancelled: later keys (typed before its Pop took effect)
+	// are ignored, so they never pop the screen beneath.
+	shown, done bool
 }
 
 // NewCopy offers to copy something of the run (or sweep) r.
@@ -67,17 +72,60 @@ type commandMsg struct {
 	err  error
 }
 
-// Init builds the command from the record, off the update loop.
+// Init builds the command from the record, off the update loop. A
+// dialog answered before it was shown (early) closes at once.
 func (d *Copy) Init() tea.Cmd {
+	d.shown = true
+	if d.done {
+		return common.Pop
+	}
 	dir, sweep, to := d.dir, d.sweep, d.id
 	return func() tea.Msg {
-		build := runs.Command
-		if sweep {
-			build = runs.SweepCommand
-		}
-		args, err := build(dir)
+		args, err := buildCommand(dir, sweep)
 		return commandMsg{to: to, args: args, err: err}
 	}
+}
+
+func buildCommand(dir string, sweep bool) ([]string, error) {
+	if sweep {
+		return runs.SweepCommand(dir)
+	}
+	return runs.Command(dir)
+}
+
+// early answers a key typed right after y, before the dialog is on the
+// stack (both in one read of the terminal, `yc`): the screen that opened
+// it hands it the key, and the choice is made as if the dialog had
+// taken it. ok is false once the dialog is shown, or for a key that is
+// not the dialog's.
+func (d *Copy) early(msg tea.KeyMsg) (tea.Cmd, bool) {
+	if d.shown || d.done {
+		return nil, false
+	}
+	if key.Matches(msg, d.keys.Cancel) {
+		d.done = true
+		return nil, true
+	}
+	for i, it := range d.items {
+		if msg.String() != it.key {
+			continue
+		}
+		d.done, d.cursor = true, i
+		if it.key != "c" {
+			return common.Copy(d.owner, it.what, it.text), true
+		}
+		dir, sweep, owner := d.dir, d.sweep, d.owner
+		return func() tea.Msg {
+			args, err := buildCommand(dir, sweep)
+			if err != nil {
+				return common.CopiedMsg{To: owner, What: "command", Err: err}
+			}
+			line := runs.ShellJoin(args)
+			return common.CopiedMsg{To: owner, What: "command (" + strings.Join(args[:2], " ") + " …)", Text: line,
+				Err: common.WriteClipboard(common.Terminal, line)}
+		}, true
+	}
+	return nil, false
 }
 
 func (d *Copy) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -93,8 +141,12 @@ func (d *Copy) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return d, nil
 	case tea.KeyMsg:
+		if d.done {
+			return d, nil
+		}
 		switch {
 		case key.Matches(msg, d.keys.Cancel):
+			d.done = true
 			return d, common.Pop
 		case key.Matches(msg, d.keys.Up):
 			d.cursor = (d.cursor + len(d.items) - 1) % len(d.items)
@@ -125,6 +177,7 @@ func (d *Copy) choose(i int) tea.Cmd {
 	case it.text == "":
 		return nil
 	}
+	d.done = true
 	return tea.Sequence(common.Pop, common.Copy(d.owner, it.what, it.text))
 }
 
@@ -151,7 +204,7 @@ func (d *Copy) View() string {
 			val = s.Muted.Render("reading the record …")
 		case it.key == "c":
 			// The command whole: it is what the user will paste.
-			val = s.Muted.Render(ansi.Wrap(it.text, w-4, ""))
+			val = s.Muted.Render(wrapArgs(it.text, w-4))
 		default:
 			val = s.Muted.Render(ansi.TruncateLeft(it.text, max(ansi.StringWidth(it.text)-(w-4), 0), "…"))
 		}
@@ -168,6 +221,32 @@ func (d *Copy) View() string {
 	}
 	return s.Dialog.Render(out)
 }
+
+// copyChord is the y of a screen: the dialog it opened, until the dialog
+// is on the stack (keys typed before that are the dialog's).
+type copyChord struct{ d *Copy }
+
+// open pushes the dialog and remembers it.
+func (k *copyChord) open(d *Copy) tea.Cmd {
+	k.d = d
+	return common.Push(d)
+}
+
+// key hands msg to a dialog not shown yet; handled is false when there is
+// none (the screen takes the key).
+func (k *copyChord) key(msg tea.KeyMsg) (cmd tea.Cmd, handled bool) {
+	if k.d == nil {
+		return nil, false
+	}
+	cmd, handled = k.d.early(msg)
+	if !handled && (k.d.shown || k.d.done) {
+		k.d = nil
+	}
+	return cmd, handled
+}
+
+// pending reports whether a dialog opened is not shown yet.
+func (k *copyChord) pending() bool { return k.d != nil && !k.d.shown && !k.d.done }
 
 // InterceptsKey keeps q (cancel) in the dialog.
 func (d *Copy) InterceptsKey(k tea.KeyMsg) bool { return key.Matches(k, d.keys.Cancel) }
@@ -200,4 +279,33 @@ func copiedStatus(msg common.CopiedMsg) tea.Cmd {
 		text = fmt.Sprintf("%d characters", len([]rune(text)))
 	}
 	return common.Status(fmt.Sprintf("copied the %s to the clipboard (OSC 52): %s", msg.What, text))
+}
+
+// wrapArgs wraps a command line at its spaces only (never inside a flag
+// such as --rp-request-length, which the terminal's own wrapping would
+// break at its hyphens); an argument wider than w is cut into pieces.
+func wrapArgs(line string, w int) string {
+	w = max(w, 1)
+	var lines []string
+	cur := ""
+	for _, word := range strings.Split(line, " ") {
+		for ansi.StringWidth(word) > w {
+			if cur != "" {
+				lines = append(lines, cur)
+				cur = ""
+			}
+			lines = append(lines, ansi.Truncate(word, w, ""))
+			word = ansi.TruncateLeft(word, w, "")
+		}
+		switch {
+		case cur == "":
+			cur = word
+		case ansi.StringWidth(cur)+1+ansi.StringWidth(word) <= w:
+			cur += " " + word
+		default:
+			lines = append(lines, cur)
+			cur = word
+		}
+	}
+	return strings.Join(append(lines, cur), "\n")
 }

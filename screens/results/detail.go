@@ -86,6 +86,9 @@ type Detail struct {
 	summaryBuilt int // width the summary content was laid out for
 
 	req requestTable
+
+	// copy is the y dialog while it is being opened.
+	copy copyChord
 }
 
 // NewDetail opens the run in dir.
@@ -150,6 +153,10 @@ func (d *Detail) Title() string {
 }
 
 func (d *Detail) Typing() bool { return false }
+
+// InterceptsKey keeps a q typed right after y (before the copy dialog
+// is on the stack) for the dialog: it cancels, it does not go back.
+func (d *Detail) InterceptsKey(k tea.KeyMsg) bool { return d.copy.pending() && k.String() == "q" }
 
 func (d *Detail) SetSize(w, h int) {
 	d.width, d.height = w, h
@@ -240,6 +247,9 @@ func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
+	if cmd, ok := d.copy.key(msg); ok {
+		return cmd
+	}
 	k := d.keys
 	switch {
 	case key.Matches(msg, k.Back):
@@ -274,7 +284,7 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Report):
 		return common.Open(common.OpenReport{Runs: []string{d.dir}})
 	case d.det != nil && key.Matches(msg, k.Copy):
-		return common.Push(NewCopy(d.c, &d.det.Run, d.id))
+		return d.copy.open(NewCopy(d.c, &d.det.Run, d.id))
 	case d.det != nil && key.Matches(msg, k.Rename):
 		return common.Push(NewRename(d.c, &d.det.Run, d.id))
 	case d.det != nil && key.Matches(msg, k.Annotate):

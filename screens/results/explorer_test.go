@@ -369,3 +369,67 @@ func TestDeleteMarkedDialogGolden(t *testing.T) {
 	dlg := root[0].(common.PushMsg).Screen
 	golden.RequireEqual(t, stable(dlg.View(), dir))
 }
+
+func TestWrapArgs(t *testing.T) {
+	got := results.WrapArgs("kvbench run --engine-url builtin --rp-request-length 200 --prompt-salt 'a b' --tr-file /a/very/long/path/to/a/trace.jsonl", 24)
+	want := "kvbench run --engine-url\nbuiltin\n--rp-request-length 200\n--prompt-salt 'a b'\n--tr-file\n/a/very/long/path/to/a/t\nrace.jsonl"
+	if got != want {
+		t.Errorf("wrapped:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// `yc` in one read of the terminal: the c reaches the explorer before the
+// dialog is on the stack; it is the dialog's all the same (the command
+// is copied), the dialog closes as soon as it is shown, and keys the
+// closing dialog still gets do nothing (never a second pop).
+func TestCopyTypedAhead(t *testing.T) {
+	term := captureTerminal(t)
+	dir, _ := explorerRuns(t)
+	l := openList(t, dir, 140, 45)
+	m, _ := press(t, l, "j", "j", "j") // slow
+	m, push := m.Update(screentest.Key("y"))
+	m, cmd := m.Update(screentest.Key("c"))
+	if cmd == nil {
+		t.Fatal("c right after y did nothing")
+	}
+	copied, ok := cmd().(common.CopiedMsg)
+	args, _ := runs.Command(runDir(t, dir, "slow"))
+	if !ok || copied.Err != nil || copied.Text != runs.ShellJoin(args) || term.String() != osc52(copied.Text) {
+		t.Fatalf("copied %+v, terminal %q", copied, term.String())
+	}
+	m, status := m.Update(copied)
+	_, root := drive(t, m, status)
+	if len(root) != 1 || !strings.Contains(root[0].(common.StatusMsg).Text, "copied the command") {
+		t.Errorf("status: %v", root)
+	}
+	dlg := push().(common.PushMsg).Screen
+	if _, ok := dlg.Init()().(common.PopMsg); !ok {
+		t.Error("the dialog answered early does not close when shown")
+	}
+	if _, cmd := dlg.Update(screentest.Key("p")); cmd != nil {
+		t.Error("a key to the closing dialog did something")
+	}
+	// After that the explorer's keys are its own again.
+	if _, cmd := m.Update(screentest.Key("c")); cmd == nil {
+		t.Error("c after the dialog closed is not compare")
+	} else if msg, ok := cmd().(common.StatusMsg); !ok || !strings.Contains(msg.Text, "mark two runs") {
+		t.Errorf("c: %v", msg)
+	}
+}
+
+// enter pressed twice in the rename input (or a repeated key) saves once
+// and never pops the explorer beneath.
+func TestRenameAnswersOnce(t *testing.T) {
+	dir, _ := explorerRuns(t)
+	r := openList(t, dir, 100, 30).Runs()[1]
+	a := results.NewRename(newCommon(dir, 100, 30), &r, common.NewID())
+	a.Update(screentest.Key("x"))
+	if _, cmd := a.Update(screentest.Key("enter")); cmd == nil {
+		t.Fatal("enter did not save")
+	}
+	for _, k := range []string{"enter", "esc", "y"} {
+		if _, cmd := a.Update(screentest.Key(k)); cmd != nil {
+			t.Errorf("%s after the save did something", k)
+		}
+	}
+}

@@ -85,6 +85,9 @@ type List struct {
 	// the last two are A and B, the pair c compares; d deletes them all.
 	marks []string
 
+	// copy is the y dialog while it is being opened.
+	copy copyChord
+
 	// The table renders the visible window only; the cursor and the
 	// scroll position are kept here (over view), not in the table.
 	tbl           table.Model
@@ -507,6 +510,9 @@ func (l *List) updateFilter(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
+	if cmd, ok := l.copy.key(msg); ok {
+		return cmd
+	}
 	k := l.keys
 	switch {
 	case key.Matches(msg, k.Filter):
@@ -593,7 +599,7 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return common.Push(confirmDelete(l.c, r.ID, r.Dir, l.id))
 	case key.Matches(msg, k.Copy):
-		return common.Push(NewCopy(l.c, r, l.id))
+		return l.copy.open(NewCopy(l.c, r, l.id))
 	case key.Matches(msg, k.Rename):
 		return common.Push(NewRename(l.c, r, l.id))
 	case key.Matches(msg, k.Annotate):
@@ -609,6 +615,10 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	return l.move(msg)
 }
+
+// InterceptsKey keeps a q typed right after y (before the copy dialog
+// is on the stack) for the dialog: it cancels, it does not leave.
+func (l *List) InterceptsKey(k tea.KeyMsg) bool { return l.copy.pending() && k.String() == "q" }
 
 // markedRows are the marked runs and sweeps, in the order marked.
 func (l *List) markedRows() []runs.Run {

@@ -1,0 +1,4 @@
+package results
+
+// WrapArgs is wrapArgs, for the tests.
+var WrapArgs = wrapArgs
