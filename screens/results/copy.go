@@ -206,7 +206,12 @@ func (d *Copy) View() string {
 			// The command whole: it is what the user will paste.
 			val = s.Muted.Render(wrapArgs(it.text, w-4))
 		default:
-			val = s.Muted.Render(ansi.TruncateLeft(it.text, max(ansi.StringWidth(it.text)-(w-4), 0), "…"))
+			val = it.text
+			if over := ansi.StringWidth(val) - (w - 4); over > 0 {
+				// Keep the end (the run's folder name), the … included.
+				val = ansi.TruncateLeft(val, over+1, "…")
+			}
+			val = s.Muted.Render(val)
 		}
 		for _, l := range strings.Split(val, "\n") {
 			lines = append(lines, "    "+l)

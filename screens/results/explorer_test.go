@@ -433,3 +433,21 @@ func TestRenameAnswersOnce(t *testing.T) {
 		}
 	}
 }
+
+// On a narrow screen the folder keeps its end (the run's name) on one
+// line, and no line of the dialog is wider than the screen.
+func TestCopyDialogNarrow(t *testing.T) {
+	dir, _ := explorerRuns(t)
+	r := openList(t, dir, 60, 20).Runs()[1]
+	d := results.NewCopy(newCommon(dir, 60, 20), &r, common.NewID())
+	m, _ := drive(t, d, d.Init())
+	v := m.View()
+	for _, line := range strings.Split(v, "\n") {
+		if w := len([]rune(line)); w > 60 {
+			t.Errorf("a line of %d columns: %q", w, line)
+		}
+	}
+	if !regexp.MustCompile(`│ +…\S+/` + regexp.QuoteMeta(r.ID) + ` +│`).MatchString(v) {
+		t.Errorf("the folder's end is not on one line:\n%s", v)
+	}
+}
