@@ -57,7 +57,7 @@ func newDetailKeys(km *common.KeyMap) detailKeys {
 		Back:       km.Back,
 		Report:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report")),
 		Open:       common.Named(km.Select, "enter", "request detail"),
-		Copy:       common.Named(km.Copy, "y", "copy id, path or command"),
+		Copy:       common.Named(km.Copy, "y", "copy id/path/cmd"),
 		Rename:     km.Rename,
 		Annotate:   km.Annotate,
 	}

@@ -50,13 +50,13 @@ func newListKeys(km *common.KeyMap) listKeys {
 		Sort:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by")),
 		Reverse:     key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter: common.Named(km.Back, "esc", "clear filter, marks"),
-		Delete:      common.Named(km.Delete, "d", "delete (the marked)"),
+		ClearFilter: common.Named(km.Back, "esc", "clear filter/marks"),
+		Delete:      common.Named(km.Delete, "d", "delete"),
 		Export:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export config")),
 		NewRun:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run from config")),
 		Reload:      km.Reload,
-		Report:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report (of the marked)")),
-		Copy:        common.Named(km.Copy, "y", "copy id, path or command"),
+		Report:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "HTML report")),
+		Copy:        common.Named(km.Copy, "y", "copy id/path/cmd"),
 		Rename:      km.Rename,
 		Annotate:    km.Annotate,
 	}
@@ -783,10 +783,12 @@ func (l *List) ShortHelp() []key.Binding {
 
 func (l *List) FullHelp() [][]key.Binding {
 	k := l.keys
+	// The explorer's own keys first: at 80 columns the help shows what
+	// fits, and the moves are the ones every screen shares.
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Mark, k.Compare, k.Delete, k.Report},
+		{k.Open, k.Mark, k.Compare, k.Delete, k.Report, k.Reload},
 		{k.Copy, k.Rename, k.Annotate, k.Export, k.NewRun},
-		{k.Sort, k.Reverse, k.Filter, k.ClearFilter, k.Reload},
+		{k.Filter, k.ClearFilter, k.Sort, k.Reverse},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 	}
 }
