@@ -79,9 +79,12 @@ func (s *PromptSalt) Line(start string) string {
 }
 
 // Apply puts the salt line at the very start of req's prompt: the first
-// message of a chat, the text of a completion. Token-id prompts and
-// verbatim ones (the user's own) are left alone. The messages are
-// copied, never changed in place (workloads reuse them turn after turn).
+// message of a chat and the text of a completion. A request may carry
+// both (a workload's messages, joined into the prompt for --endpoint
+// completions): each is salted, with the same line when they begin alike.
+// Token-id prompts and verbatim ones (the user's own) are left alone. The
+// messages are copied, never changed in place (workloads reuse them turn
+// after turn).
 func (s *PromptSalt) Apply(req *sender.Request) {
 	if s == nil || s.mode == SaltNone || req.Verbatim || len(req.PromptIDs) > 0 {
 		return
@@ -91,7 +94,6 @@ func (s *PromptSalt) Apply(req *sender.Request) {
 		copy(msgs, req.Messages)
 		msgs[0].Content = s.Line(msgs[0].Content) + msgs[0].Content
 		req.Messages = msgs
-		return
 	}
 	if req.Prompt != "" {
 		req.Prompt = s.Line(req.Prompt) + req.Prompt

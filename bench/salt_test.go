@@ -83,6 +83,14 @@ func TestPromptSaltFixedAndVerbatim(t *testing.T) {
 	if comp.Prompt != a.Line("Request 1: hi")+"Request 1: hi" {
 		t.Errorf("completion prompt %q", comp.Prompt)
 	}
+	// A workload's messages joined into the prompt (--endpoint completions):
+	// the prompt that is sent is salted too, with the messages' line.
+	long := "Request 1: " + strings.Repeat("hi ", 40)
+	both := &sender.Request{Endpoint: sender.Completions, Messages: []sender.Message{{Role: "user", Content: long}}, Prompt: long}
+	a.Apply(both)
+	if both.Prompt != a.Line(long)+long || both.Messages[0].Content != both.Prompt {
+		t.Errorf("completions prompt %q, message %q", both.Prompt, both.Messages[0].Content)
+	}
 	// The system message of a chat carries the salt: it is the prompt's start.
 	sys := &sender.Request{Messages: []sender.Message{{Role: "system", Content: "Session 1."}, {Role: "user", Content: "hello"}}}
 	a.Apply(sys)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kvbench/kvbench/sim/simtest"
@@ -25,13 +26,19 @@ func TestPromptSaltAndResetCache(t *testing.T) {
 	url := simtest.Start(t, nil)
 	rp := []string{"--engine-url", url, "--workload", "random-prefill", "--tokens-per-gb-kvcache", "1000",
 		"--rp-num-requests", "4", "--rp-request-length", "300"}
-	for i := range 2 {
-		r := kvbench(t, rp...)
+	for i := range 4 {
+		args := rp
+		if i >= 2 {
+			// The workload's messages joined into a completions prompt
+			// are salted as well.
+			args = append(slices.Clone(rp), "--endpoint", "completions")
+		}
+		r := kvbench(t, args...)
 		if r.Code != 0 {
 			t.Fatalf("auto run %d: exit %d\n%s", i, r.Code, r.Stderr)
 		}
 		if got := cacheStates(t, r); got["cold"] != 4 {
-			t.Errorf("auto run %d: states %v, want 4 cold", i, got)
+			t.Errorf("auto run %d (%v): states %v, want 4 cold", i, args[len(args)-1], got)
 		}
 		if cfg := r.Summary["config"].(map[string]any); cfg["prompt_salt"] != "auto" {
 			t.Errorf("config prompt_salt %v", cfg["prompt_salt"])
