@@ -40,10 +40,15 @@ func ObjectKeys(t testing.TB, data []byte, path string) []string {
 	return keys
 }
 
-// ClosedAddr returns a loopback host:port that nothing listens on (a port
-// just handed out and closed again).
+// ClosedAddr returns a loopback host:port that nothing listens on, for
+// the rest of the test: where it can, the port stays bound without
+// listening (a connection to it is refused), so no server started
+// meanwhile, by this test or another process, is handed the same port.
 func ClosedAddr(t testing.TB) string {
 	t.Helper()
+	if addr, ok := reservedPort(t); ok {
+		return addr
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
