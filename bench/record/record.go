@@ -33,6 +33,26 @@ const (
 	SummaryFile  = "bench_summary.json"
 )
 
+// A sweep folder (spec/load.md, written by bench/sweep): its summary, and
+// the folder holding its cells' run folders.
+const (
+	SweepFile     = "sweep.json"
+	SweepCellsDir = "cells"
+)
+
+// IsSweepDir reports whether dir is a sweep folder: it holds sweep.json
+// as a regular file.
+func IsSweepDir(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, SweepFile))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// SweepCellDir is the run folder of a sweep cell: its run id is a folder
+// name under cells/, and nothing else in it is followed.
+func SweepCellDir(sweepDir, runID string) string {
+	return filepath.Join(sweepDir, SweepCellsDir, filepath.Base(filepath.Clean("/"+runID)))
+}
+
 // RunsDir is the default output directory: $KVBENCH_RUNS_DIR, else
 // $XDG_STATE_HOME/kvbench/runs, else ~/.local/state/kvbench/runs (and
 // ./kvbench-runs when no home directory is known).

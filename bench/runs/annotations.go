@@ -61,7 +61,7 @@ func ReadAnnotations(dir string) (Annotations, error) {
 // a run or a sweep folder. The name is one line; both are trimmed and
 // checked against the limits.
 func WriteAnnotations(dir string, a Annotations, now time.Time) (Annotations, error) {
-	if !isRunDir(dir) && !IsSweepDir(dir) {
+	if !isRunDir(dir) && !record.IsSweepDir(dir) {
 		return Annotations{}, fmt.Errorf("annotate %s: not a run or sweep folder", dir)
 	}
 	a.Name = oneLine(a.Name)

@@ -522,12 +522,25 @@ func (f Figure) LabelWithUnit() string {
 // writeTable prints rows in columns two spaces apart, indented by two;
 // right[i] aligns column i to the right. Trailing spaces are trimmed.
 func writeTable(b *strings.Builder, rows [][]string, right []bool) {
-	widths := make([]int, len(right))
+	WriteColumns(b, rows, ColumnWidths(rows, len(right)), right)
+}
+
+// ColumnWidths is the width in runes of each of n columns: its widest
+// cell.
+func ColumnWidths(rows [][]string, n int) []int {
+	widths := make([]int, n)
 	for _, r := range rows {
 		for i, c := range r {
 			widths[i] = max(widths[i], len([]rune(c)))
 		}
 	}
+	return widths
+}
+
+// WriteColumns prints rows in columns of the given widths, two spaces
+// apart and indented by two; right[i] aligns column i to the right.
+// Trailing spaces are trimmed.
+func WriteColumns(b *strings.Builder, rows [][]string, widths []int, right []bool) {
 	for _, r := range rows {
 		var line strings.Builder
 		line.WriteString("  ")

@@ -241,7 +241,7 @@ func SweepCommand(dir string) ([]string, error) {
 	if len(f.Cells) == 0 {
 		return nil, fmt.Errorf("%s has no cell yet: the command cannot be built", filepath.Base(dir))
 	}
-	cell, err := Command(sweepCellDir(dir, f.Cells[0].RunID))
+	cell, err := Command(record.SweepCellDir(dir, f.Cells[0].RunID))
 	if err != nil {
 		return nil, err
 	}

@@ -15,14 +15,12 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-// The sweep folder's files (spec/load.md; bench/sweep writes them). This
-// package reads the few keys the explorer shows and does not import the
-// sweep runner.
+// A sweep's dimensions (spec/load.md; bench/sweep writes sweep.json).
+// This package reads the few keys the explorer shows and does not import
+// the sweep runner.
 const (
-	SweepFile     = "sweep.json"
-	SweepCellsDir = "cells"
-	rateDim       = "rate"
-	concDim       = "concurrency"
+	rateDim = "rate"
+	concDim = "concurrency"
 )
 
 // sweepRecord is what the explorer reads of sweep.json.
@@ -49,29 +47,17 @@ type sweepRecord struct {
 	} `json:"result"`
 }
 
-// IsSweepDir reports whether dir is a sweep folder: it holds sweep.json.
-func IsSweepDir(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, SweepFile))
-	return err == nil && !fi.IsDir()
-}
-
 func readSweepRecord(dir string) (*sweepRecord, error) {
-	path := filepath.Join(dir, SweepFile)
+	path := filepath.Join(dir, record.SweepFile)
 	b, err := record.ReadRegular(path, 16<<20)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", SweepFile, err)
+		return nil, fmt.Errorf("read %s: %w", record.SweepFile, err)
 	}
 	var f sweepRecord
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return &f, nil
-}
-
-// sweepCellDir is the run folder of a cell (a folder name under cells/;
-// anything else in the run id is not followed).
-func sweepCellDir(dir, runID string) string {
-	return filepath.Join(dir, SweepCellsDir, filepath.Base(filepath.Clean("/"+runID)))
 }
 
 func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -159,7 +145,7 @@ func ListSweeps(runsDir string) ([]Run, error) {
 			continue
 		}
 		dir := filepath.Join(runsDir, e.Name())
-		if !IsSweepDir(dir) {
+		if !record.IsSweepDir(dir) {
 			continue
 		}
 		out = append(out, *ReadSweep(dir))
@@ -213,7 +199,7 @@ func ReadSweep(dir string) *Run {
 		r.ExitCode = 130
 	}
 	if len(f.Cells) > 0 {
-		if cell := readRecord(sweepCellDir(dir, f.Cells[0].RunID)); cell != nil {
+		if cell := readRecord(record.SweepCellDir(dir, f.Cells[0].RunID)); cell != nil {
 			r.Workload, r.Model, r.EngineURL = cell.Workload, cell.Model, cell.EngineURL
 		}
 	}
@@ -243,7 +229,7 @@ func sweepWorkload(id string) string {
 // DeleteSweep removes a sweep folder and its cells. It refuses a
 // directory that is not a sweep folder.
 func DeleteSweep(dir string) error {
-	if !IsSweepDir(dir) {
+	if !record.IsSweepDir(dir) {
 		return fmt.Errorf("delete %s: not a sweep folder", dir)
 	}
 	if err := os.RemoveAll(dir); err != nil {
@@ -254,7 +240,7 @@ func DeleteSweep(dir string) error {
 
 // DeleteAny removes a run folder or a sweep folder.
 func DeleteAny(dir string) error {
-	if IsSweepDir(dir) {
+	if record.IsSweepDir(dir) {
 		return DeleteSweep(dir)
 	}
 	return Delete(dir)

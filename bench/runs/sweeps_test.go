@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 )
@@ -68,7 +69,7 @@ func TestListSweeps(t *testing.T) {
 	// An unreadable sweep.json is still a row, with its error.
 	bad := filepath.Join(dir, "20260301-150000-sweep-kv-tier-pressure-x")
 	os.MkdirAll(bad, 0o755)
-	os.WriteFile(filepath.Join(bad, runs.SweepFile), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(bad, record.SweepFile), []byte("{"), 0o644)
 	if r := runs.ReadSweep(bad); r.Err == nil || r.Workload != "kv-tier-pressure" || r.Status() != runs.StatusIncomplete || r.StartedAt.Hour() != 15 {
 		t.Errorf("broken sweep: %+v", r)
 	}

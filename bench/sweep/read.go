@@ -16,10 +16,10 @@ const maxFileBytes = 16 << 20
 // ReadFile reads dir/sweep.json (a regular file only, as every reader of
 // a run folder does).
 func ReadFile(dir string) (*File, error) {
-	path := filepath.Join(dir, JSONFile)
+	path := filepath.Join(dir, record.SweepFile)
 	b, err := record.ReadRegular(path, maxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", JSONFile, err)
+		return nil, fmt.Errorf("read %s: %w", record.SweepFile, err)
 	}
 	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("read %s: not a JSON object", path)
@@ -34,5 +34,5 @@ func ReadFile(dir string) (*File, error) {
 // CellDir is the run folder of a cell (its run id is a folder name under
 // cells/; anything else in it is not followed).
 func CellDir(dir string, c Cell) string {
-	return filepath.Join(dir, CellsDir, filepath.Base(filepath.Clean("/"+c.RunID)))
+	return record.SweepCellDir(dir, c.RunID)
 }

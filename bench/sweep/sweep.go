@@ -20,12 +20,8 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-// Files of a sweep folder.
-const (
-	JSONFile = "sweep.json"
-	CSVFile  = "sweep.csv"
-	CellsDir = "cells"
-)
+// sweep.csv sits beside record.SweepFile in a sweep folder.
+const CSVFile = "sweep.csv"
 
 // Dimensions a sweep varies.
 const (
@@ -362,7 +358,7 @@ func (s *sweeper) cellConfig(i int, v float64) (*config.Config, error) {
 			return nil, err
 		}
 	}
-	return c, c.Set("output_dir", filepath.Join(s.dir, CellsDir))
+	return c, c.Set("output_dir", filepath.Join(s.dir, record.SweepCellsDir))
 }
 
 // cell runs cell i at value v.
@@ -474,8 +470,8 @@ func (s *sweeper) write() error {
 	if err != nil {
 		return err
 	}
-	if err := config.WriteFileAtomic(filepath.Join(s.dir, JSONFile), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %v", JSONFile, err)
+	if err := config.WriteFileAtomic(filepath.Join(s.dir, record.SweepFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %v", record.SweepFile, err)
 	}
 	if err := config.WriteFileAtomic(filepath.Join(s.dir, CSVFile), CSV(s.f.Cells), 0o644); err != nil {
 		return fmt.Errorf("write %s: %v", CSVFile, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/testutil"
@@ -113,7 +114,7 @@ func TestSweepOverThreeRates(t *testing.T) {
 	}
 	for i, want := range []string{"01-rate-100", "02-rate-200", "03-rate-400"} {
 		c := f.Cells[i]
-		cellDir := filepath.Join(dir, CellsDir, want)
+		cellDir := filepath.Join(dir, record.SweepCellsDir, want)
 		if c.RunID != want {
 			t.Fatalf("cell %d run id %s, want %s", i, c.RunID, want)
 		}
@@ -126,7 +127,7 @@ func TestSweepOverThreeRates(t *testing.T) {
 		}
 	}
 	var onDisk File
-	b, _ := os.ReadFile(filepath.Join(dir, JSONFile))
+	b, _ := os.ReadFile(filepath.Join(dir, record.SweepFile))
 	if err := json.Unmarshal(b, &onDisk); err != nil || len(onDisk.Cells) != 3 || onDisk.Sweep.Dimension != Rate || onDisk.Sweep.ID != filepath.Base(dir) {
 		t.Fatalf("sweep.json: %v %+v", err, onDisk.Sweep)
 	}

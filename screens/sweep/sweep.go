@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/record"
 	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/screens/common"
 )
@@ -187,7 +188,7 @@ func (m *Model) View() string {
 		if m.loadErr != nil {
 			return st.Error.Render(fit(m.loadErr.Error(), m.w))
 		}
-		return st.Muted.Render(fit("Reading "+bsweep.JSONFile+" …", m.w))
+		return st.Muted.Render(fit("Reading "+record.SweepFile+" …", m.w))
 	}
 	plan := fmt.Sprintf("%s over %s %s", m.info.Workload, m.info.Dimension, listText(m.info.Values))
 	if m.info.Search && len(m.info.Values) > 0 {

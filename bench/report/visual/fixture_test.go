@@ -223,7 +223,7 @@ func writeSweep(t testing.TB, dir, name string, rates []float64, withCells bool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(sd, SweepFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(sd, record.SweepFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return sd

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/config"
 )
@@ -97,11 +98,11 @@ func Open(runsDir string, args []string) (*Report, error) {
 // sweepDir finds a sweep folder named by id (in runsDir) or by path.
 func sweepDir(runsDir, a string) (string, bool) {
 	if !strings.ContainsRune(a, '/') && !strings.ContainsRune(a, os.PathSeparator) {
-		if d := filepath.Join(runsDir, a); IsSweep(d) {
+		if d := filepath.Join(runsDir, a); record.IsSweepDir(d) {
 			return d, true
 		}
 	}
-	if IsSweep(a) {
+	if record.IsSweepDir(a) {
 		return a, true
 	}
 	return "", false

@@ -8,10 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-)
 
-// SweepFile is a sweep folder's summary (spec/load.md).
-const SweepFile = "sweep.json"
+	"github.com/kvbench/kvbench/bench/record"
+)
 
 // SweepCell is one cell of sweep.json. Figures a cell could not measure
 // are null.
@@ -61,12 +60,6 @@ func (s *Sweep) Label() string {
 	return s.ID
 }
 
-// IsSweep reports whether dir is a sweep folder (it holds sweep.json).
-func IsSweep(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, SweepFile))
-	return err == nil
-}
-
 type sweepJSON struct {
 	Tool struct {
 		Version string `json:"version"`
@@ -93,17 +86,17 @@ type sweepJSON struct {
 // per-cell charts, never fatal).
 func LoadSweep(dir string) (*Sweep, error) {
 	id := filepath.Base(dir)
-	b, err := readSmall(filepath.Join(dir, SweepFile))
+	b, err := readSmall(filepath.Join(dir, record.SweepFile))
 	if err != nil {
 		return nil, fmt.Errorf("sweep %s: %w", id, err)
 	}
 	var j sweepJSON
 	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("sweep %s: %s: %w", id, SweepFile, err)
+		return nil, fmt.Errorf("sweep %s: %s: %w", id, record.SweepFile, err)
 	}
 	n, err := parseOrdered(b)
 	if err != nil {
-		return nil, fmt.Errorf("sweep %s: %s: %w", id, SweepFile, err)
+		return nil, fmt.Errorf("sweep %s: %s: %w", id, record.SweepFile, err)
 	}
 	s := &Sweep{
 		ID: id, Dir: dir, Name: j.Sweep.Name, Dimension: j.Sweep.Dimension,
@@ -123,7 +116,7 @@ func LoadSweep(dir string) (*Sweep, error) {
 	if j.Result != nil {
 		s.MaxValue, s.GoodFractionAtMax = j.Result.MaxValue, j.Result.GoodFractionAtMax
 	}
-	cells := cellDirs(filepath.Join(dir, "cells"))
+	cells := cellDirs(filepath.Join(dir, record.SweepCellsDir))
 	for _, c := range s.Cells {
 		d, ok := cells[c.RunID]
 		if !ok {

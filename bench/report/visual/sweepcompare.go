@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
 )
 
 // ErrSweepMismatch is why two sweeps cannot be overlaid: one varies the
@@ -26,7 +29,7 @@ func ResolveSweep(runsDir, name string) (dir string, ok bool) {
 	entries, _ := os.ReadDir(runsDir)
 	var hits []string
 	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), name) && IsSweep(filepath.Join(runsDir, e.Name())) {
+		if e.IsDir() && strings.HasPrefix(e.Name(), name) && record.IsSweepDir(filepath.Join(runsDir, e.Name())) {
 			hits = append(hits, e.Name())
 		}
 	}
@@ -121,7 +124,7 @@ func OpenSweeps(runsDir, a, b string) (*SweepComparison, error) {
 	for i, name := range []string{a, b} {
 		dir, ok := ResolveSweep(runsDir, name)
 		if !ok {
-			return nil, fmt.Errorf("%s: not a sweep folder (no %s)", name, SweepFile)
+			return nil, fmt.Errorf("%s: not a sweep folder (no %s)", name, record.SweepFile)
 		}
 		s, err := LoadSweep(dir)
 		if err != nil {
@@ -306,12 +309,7 @@ func (c *SweepComparison) WriteText(w io.Writer) error {
 // textTable prints rows in columns two spaces apart, indented by two,
 // under a line of group titles, each right-aligned over its columns.
 func textTable(b *strings.Builder, groups []SweepGroup, rows [][]string, right []bool) {
-	widths := make([]int, len(right))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len([]rune(c)))
-		}
-	}
+	widths := runs.ColumnWidths(rows, len(right))
 	span := func(g SweepGroup) int {
 		n := 2 * (g.To - g.From)
 		for i := g.From; i <= g.To; i++ {
@@ -337,21 +335,5 @@ func textTable(b *strings.Builder, groups []SweepGroup, rows [][]string, right [
 		}
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
-	for _, r := range rows {
-		var line strings.Builder
-		line.WriteString("  ")
-		for i, c := range r {
-			if i > 0 {
-				line.WriteString("  ")
-			}
-			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
-			if right[i] {
-				line.WriteString(pad + c)
-			} else {
-				line.WriteString(c + pad)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " "))
-		b.WriteByte('\n')
-	}
+	runs.WriteColumns(b, rows, widths, right)
 }

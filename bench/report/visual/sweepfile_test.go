@@ -15,7 +15,7 @@ import (
 func TestReadsTheSweepsOwnFile(t *testing.T) {
 	dir := t.TempDir()
 	sd := filepath.Join(dir, "20260302-090000-sweep-long-doc-qa")
-	cells := filepath.Join(sd, sweep.CellsDir)
+	cells := filepath.Join(sd, record.SweepCellsDir)
 	os.MkdirAll(cells, 0o755)
 	rd := writeRun(t, cells, fixture{name: "c1", n: 20, coldTTFT: 100, itlMs: 10})
 	id := filepath.Base(rd)
@@ -32,7 +32,7 @@ func TestReadsTheSweepsOwnFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(sd, SweepFile), b, 0o644)
+	os.WriteFile(filepath.Join(sd, record.SweepFile), b, 0o644)
 	s, err := LoadSweep(sd)
 	if err != nil {
 		t.Fatal(err)

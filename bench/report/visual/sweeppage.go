@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/kvbench/kvbench/bench/record"
 )
 
 // computedSummary is the summary runs.Load computed for a run without
@@ -172,7 +174,7 @@ func (r *Report) sweepPage(pg *page) {
 				rest = append(rest, blockTables(k, s.summary.vals[i])...)
 			}
 		}
-		pg.Runs = append(pg.Runs, runSummary{ID: s.ID, Source: SweepFile, Open: len(ss) == 1, Tables: rest})
+		pg.Runs = append(pg.Runs, runSummary{ID: s.ID, Source: record.SweepFile, Open: len(ss) == 1, Tables: rest})
 	}
 }
 

@@ -109,7 +109,7 @@ func writeRecordedSweep(runsDir string, s RecordedSweep) (string, error) {
 			g.GoodFraction = &good
 			spec.Goodput = &g
 		}
-		cellDir, err := write(filepath.Join(dir, bsweep.CellsDir), spec)
+		cellDir, err := write(filepath.Join(dir, record.SweepCellsDir), spec)
 		if err != nil {
 			return "", err
 		}
@@ -136,7 +136,7 @@ func writeRecordedSweep(runsDir string, s RecordedSweep) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, bsweep.JSONFile), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, record.SweepFile), append(b, '\n'), 0o644); err != nil {
 		return "", err
 	}
 	return dir, os.WriteFile(filepath.Join(dir, bsweep.CSVFile), bsweep.CSV(f.Cells), 0o644)
