@@ -394,7 +394,7 @@ func readShardFolder(dir string) (*shardFolder, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a run folder", dir)
 	}
-	raw, err := readRegular(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
+	raw, err := record.ReadRegular(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a shard folder: %v", dir, err)
 	}
@@ -423,7 +423,7 @@ func readShardFolder(dir string) (*shardFolder, error) {
 	s.values["shard"] = rest
 	s.info.Index = s.index
 	s.info.RunID = s.id
-	if _, err := readRegular(filepath.Join(dir, record.SummaryFile), maxConfigBytes); err == nil {
+	if _, err := record.ReadRegular(filepath.Join(dir, record.SummaryFile), maxConfigBytes); err == nil {
 		if sum, err := record.ReadSummary(dir); err == nil {
 			s.summary = sum
 		}
@@ -468,51 +468,6 @@ func orderedObject(raw []byte, values map[string]json.RawMessage) ([]string, err
 	return keys, nil
 }
 
-// readRegular reads a regular file of at most limit bytes; a FIFO, a
-// device or a symlink loop is refused without blocking on it.
-func readRegular(path string, limit int64) ([]byte, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %v", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return b, nil
-}
-
-func openRegular(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, unwrapPath(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, unwrapPath(err))
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	return f, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // indexLine is what the index pass reads of a line.
 type indexLine struct {
 	RequestID  string  `json:"request_id"`
@@ -529,7 +484,7 @@ func indexShard(s *shardFolder, shard int32) ([]indexEntry, error) {
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	f, err := openRegular(path)
+	f, err := record.OpenRegular(path)
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
 	}
@@ -690,4 +645,12 @@ func (h *inFlight) finishBefore(t float64, tr *load.Tracker) {
 func unixTime(s float64) time.Time {
 	sec := math.Floor(s)
 	return time.Unix(int64(sec), int64((s-sec)*1e9))
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
