@@ -55,7 +55,16 @@ func execute(ctx context.Context, m *model) int {
 		s.Stop()
 		s.Wait()
 	}
+	for _, s := range m.sweeps {
+		s.Stop()
+		s.Wait()
+	}
 	printLast(os.Stdout, os.Stderr, m.last)
+	// As headless mode does: each sweep's table on stdout, where it is
+	// on stderr.
+	for _, s := range m.sweeps {
+		s.Report(os.Stdout, os.Stderr)
+	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(os.Stderr, "kvbench: %v\n", err)
 		return 1
@@ -160,40 +169,18 @@ func errString(err error) string {
 // RunSweep shows the sweep screen while the sweep runs and returns its
 // exit code; leaving the screen stops the sweep (what ran is recorded,
 // exit 130).
-func RunSweep(ctx context.Context, o bsweep.Options, info sweepscreen.Info) int {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events := make(chan sweepscreen.Event, 4096)
-	o.CellStarted = func(i int, v float64, r *bench.Runner) {
-		events <- sweepscreen.Event{Kind: sweepscreen.CellStarted, Index: i, Value: v, Runner: r}
-	}
-	o.Cell = func(i int, c bsweep.Cell) {
-		events <- sweepscreen.Event{Kind: sweepscreen.CellDone, Index: i, Cell: c}
-	}
-	type outcome struct {
-		f    *bsweep.File
-		dir  string
-		code int
-		err  error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		f, dir, code, err := bsweep.Run(ctx, o)
-		events <- sweepscreen.Event{Kind: sweepscreen.Done, File: f, Dir: dir, Code: code, Err: err}
-		done <- outcome{f, dir, code, err}
-	}()
+func RunSweep(ctx context.Context, o bsweep.Options) int {
 	c := newCommon(ctx)
-	execute(ctx, newModel(c, sweepscreen.New(c, info, events)))
-	cancel()
-	// As headless mode does: the table on stdout, where the sweep is on
-	// stderr.
-	out := <-done
-	if out.f != nil && out.dir != "" {
-		bsweep.WriteTable(os.Stdout, out.f)
-		fmt.Fprintf(os.Stderr, "kvbench: sweep in %s\n", out.dir)
+	screen := sweepscreen.Start(c, o)
+	m := newModel(c, screen)
+	m.noRunCode = 130
+	// Known before it starts: however the program ends, execute stops
+	// it, waits for it and prints its table.
+	m.addSweep(screen.Session())
+	code := execute(ctx, m)
+	if s := screen.Session(); s.Started() && !m.ranOnce {
+		// The program ended before the sweep did: it was stopped.
+		return s.Wait()
 	}
-	if out.err != nil {
-		fmt.Fprintf(os.Stderr, "kvbench: %v\n", out.err)
-	}
-	return out.code
+	return code
 }

@@ -57,6 +57,7 @@ type model struct {
 	ranOnce   bool
 	quitting  bool
 	sessions  []*run.Session
+	sweeps    []*sweepscreen.Session
 	// last is the last run that finished: its summary and record path
 	// are printed once the full screen is gone.
 	last *run.FinishedMsg
@@ -171,10 +172,24 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.last = &msg
 		m.common.Logger.Info("run screen saw its run end", "run", msg.Session.Info().ID, "code", msg.Code)
 
+	case sweepscreen.StartedMsg:
+		m.addSweep(msg.Session)
+		m.common.Logger.Info("sweep screen started its sweep")
+
 	case sweepscreen.DoneMsg:
 		m.code, m.ranOnce = msg.Code, true
 	}
 	return m, m.broadcast(msg)
+}
+
+// addSweep keeps a sweep to stop and wait for before exiting (once).
+func (m *model) addSweep(s *sweepscreen.Session) {
+	for _, k := range m.sweeps {
+		if k == s {
+			return
+		}
+	}
+	m.sweeps = append(m.sweeps, s)
 }
 
 // broadcast hands a message that is not a key to every screen on the

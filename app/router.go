@@ -54,6 +54,9 @@ func route(c *common.Common, i common.Intent) (s common.Screen, replace bool) {
 		// The live screen takes the place of the screen that prepared
 		// the run, so q on it goes back past the form.
 		return run.New(c, i.Runner), true
+	case common.StartSweep:
+		// As a run's: the sweep screen takes the form's place.
+		return sweepscreen.Start(c, i.Options), true
 	}
 	return nil, false
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/doctor"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
+	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/compare"
@@ -21,6 +22,7 @@ import (
 	"github.com/kvbench/kvbench/screens/results"
 	"github.com/kvbench/kvbench/screens/run"
 	"github.com/kvbench/kvbench/screens/screentest"
+	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
 )
 
 // sweep is the order of terminal sizes every screen goes through: down
@@ -114,6 +116,27 @@ func scenes(t *testing.T) []scene {
 			cfg.SetString("tokens_per_gb_kvcache", "6553")
 			return settle(t, c, form.New(c, cfg), func(tm *teatest.TestModel) { submitForm(t, tm) })
 		}, must: []string{"configure long-doc-qa", "Summary"}, wide: []string{"Start"}},
+		{name: "form sweep", build: func(t *testing.T, c *common.Common) *model {
+			cfg := config.Default()
+			cfg.SetString("workload", config.RandomPrefill)
+			cfg.SetString("engine_url", "builtin")
+			return settle(t, c, form.New(c, cfg), func(tm *teatest.TestModel) {
+				var tr transcript
+				toSweepForm(t, &tr, tm)
+			})
+		}, must: []string{"Sweep"}, wide: []string{"--sweep-rate"}},
+		{name: "sweep", build: func(t *testing.T, c *common.Common) *model {
+			events := make(chan sweepscreen.Event, 3)
+			yes := true
+			for i, v := range []float64{10, 20} {
+				p50, p99, good := 20*v, 40*v, 1-v/40
+				events <- sweepscreen.Event{Kind: sweepscreen.CellDone, Index: i, Cell: bsweep.Cell{Value: v, AchievedRate: &v,
+					P50TTFTms: &p50, P99TTFTms: &p99, GoodFraction: &good, Delivered: &yes}}
+			}
+			events <- sweepscreen.Event{Kind: sweepscreen.Done, Dir: "/runs/20260505-140000-sweep-random-prefill"}
+			info := sweepscreen.Info{Workload: config.RandomPrefill, Dimension: bsweep.Rate, Values: []float64{10, 20}, SLO: true}
+			return settle(t, c, sweepscreen.New(c, info, events), func(tm *teatest.TestModel) { waitFor(t, tm, "done: 2 cell(s)") })
+		}, must: []string{"Sweep", "done: 2 cell(s)"}, wide: []string{"TTFT p50 / p99"}},
 		{name: "guided", build: func(t *testing.T, c *common.Common) *model {
 			return settle(t, c, form.NewGuided(c, config.Default()), func(tm *teatest.TestModel) { waitFor(t, tm, "┃ --engine-url") })
 		}, must: []string{"guided setup", "--engine-url"}},

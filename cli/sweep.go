@@ -14,7 +14,6 @@ import (
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/config"
-	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
 )
 
 func init() { extraCommands = append(extraCommands, NewSweepCommand) }
@@ -106,10 +105,7 @@ func runSweep(cmd *cobra.Command, configFile string, sf SweepFlags) error {
 		return &UsageError{Err: err}
 	}
 	if IsTTY() && !cfg.Bool("no_interactive") && !cfg.Bool("quiet") {
-		return exitCode(app.RunSweep(cmd.Context(), o, sweepscreen.Info{
-			Workload: cfg.Workload(), Dimension: o.Dimension, Values: o.Values, Search: o.Search,
-			MaxCells: o.MaxCells, SLO: cfg.String("slo") != "",
-		}))
+		return exitCode(app.RunSweep(cmd.Context(), o))
 	}
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	quiet := cfg.Bool("quiet")

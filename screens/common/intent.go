@@ -4,6 +4,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/bench"
+	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/config"
 )
 
@@ -45,6 +46,10 @@ type OpenDoctor struct{ URL string }
 // for "run again").
 type OpenRun struct{ Runner *bench.Runner }
 
+// StartSweep starts a sweep (validated options: the form's sweep choice)
+// on the sweep screen, which replaces the screen that asked for it.
+type StartSweep struct{ Options bsweep.Options }
+
 // OpenReport writes the HTML report of Runs (run folders; two or more
 // compare) and shows where it went.
 type OpenReport struct{ Runs []string }
@@ -57,6 +62,7 @@ func (OpenCompare) intent()   {}
 func (OpenForm) intent()      {}
 func (OpenDoctor) intent()    {}
 func (OpenRun) intent()       {}
+func (StartSweep) intent()    {}
 
 // Open returns the command that sends an intent to the router.
 func Open(i Intent) tea.Cmd { return func() tea.Msg { return i } }

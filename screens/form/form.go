@@ -32,6 +32,7 @@ const (
 	stageExport
 	stageProfile
 	stagePreparing
+	stageSweep
 )
 
 // Keys of the settings each group shows.
@@ -69,14 +70,15 @@ type Model struct {
 	fileName, profileName string
 	startNow              bool
 
-	ldp ldpFactor // long-doc-permutator's tokens per context word
+	ldp   ldpFactor    // long-doc-permutator's tokens per context word
+	sweep sweepAnswers // the sweep choice's settings
 
 	width, height int
 	keys          keys
 }
 
 type keys struct {
-	Back, Left, Right, Choose, Start, Export, Profile, Edit, Doctor key.Binding
+	Back, Left, Right, Choose, Start, Sweep, Export, Profile, Edit, Doctor key.Binding
 }
 
 func newKeys(km *common.KeyMap) keys {
@@ -86,6 +88,7 @@ func newKeys(km *common.KeyMap) keys {
 		Right:   key.NewBinding(key.WithKeys("right", "l", "tab")),
 		Choose:  common.Named(km.Select, "enter", "do it"),
 		Start:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
+		Sweep:   key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "sweep")),
 		Export:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export")),
 		Profile: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "save profile")),
 		Edit:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "change")),
@@ -137,6 +140,7 @@ func newModel(c *common.Common, cfg *config.Config, guided bool) *Model {
 		fileName:    "bench_config.json",
 		profileName: "",
 		ldp:         builtinLDPFactor(),
+		sweep:       newSweepAnswers(base.String("slo")),
 	}
 	if m.workload == "" {
 		m.workload = config.Workloads[0]
@@ -329,6 +333,9 @@ func (m *Model) sizeForm() {
 	}
 	if m.sub != nil {
 		m.sub.WithWidth(min(m.width, 100))
+		if m.stage == stageSweep {
+			m.sub.WithHeight(max(m.height-4, 3))
+		}
 	}
 }
 
@@ -476,7 +483,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if k, ok := msg.(tea.KeyMsg); ok {
 			return m, m.updateSummary(k)
 		}
-	case stageExport, stageProfile:
+	case stageExport, stageProfile, stageSweep:
 		return m, m.updateSub(msg)
 	}
 	return m, nil
@@ -523,6 +530,7 @@ type action struct{ label, key string }
 const (
 	actNone = iota - 1
 	actStart
+	actSweep
 	actExport
 	actProfile
 	actChange
@@ -530,7 +538,7 @@ const (
 )
 
 var actions = []action{
-	actStart: {"Start", "s"}, actExport: {"Export config", "e"}, actProfile: {"Save as profile", "p"},
+	actStart: {"Start", "s"}, actSweep: {"Sweep", "w"}, actExport: {"Export", "e"}, actProfile: {"Save profile", "p"},
 	actChange: {"Change settings", "c"}, actDoctor: {"Check engine", "d"},
 }
 
@@ -547,6 +555,8 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		choose = m.action
 	case key.Matches(k, m.keys.Start):
 		choose = actStart
+	case key.Matches(k, m.keys.Sweep):
+		choose = actSweep
 	case key.Matches(k, m.keys.Export):
 		choose = actExport
 	case key.Matches(k, m.keys.Profile):
@@ -565,6 +575,13 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		m.stage = stagePreparing
 		m.notice, m.failed = "", false
 		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), run.Prepare(m.c, m.id, m.cfg.Clone()))
+	case actSweep:
+		if m.cfgErr != nil {
+			m.notice, m.failed = "cannot sweep: "+m.cfgErr.Error(), true
+			return nil
+		}
+		m.notice, m.failed = "", false
+		return m.openSweep()
 	case actExport, actProfile:
 		if m.cfg == nil || m.cfg.Workload() == "" {
 			return nil
@@ -672,6 +689,9 @@ func (m *Model) updateSub(msg tea.Msg) tea.Cmd {
 	if m.sub.State != huh.StateCompleted {
 		return cmd
 	}
+	if m.stage == stageSweep {
+		return m.sweepDone()
+	}
 	export := m.stage == stageExport
 	m.stage, m.sub = stageSummary, nil
 	data, id := m.cfg.ExportJSON(), m.id
@@ -711,6 +731,9 @@ func (m *Model) Typing() bool {
 	switch m.stage {
 	case stageExport, stageProfile:
 		return true
+	case stageSweep:
+		_, ok := m.sub.GetFocusedField().(*huh.Input)
+		return ok
 	case stageForm:
 		_, ok := m.form.GetFocusedField().(*huh.Input)
 		return ok
@@ -722,10 +745,10 @@ func (m *Model) ShortHelp() []key.Binding {
 	switch m.stage {
 	case stageForm:
 		return append(m.form.KeyBinds(), m.keys.Back)
-	case stageExport, stageProfile:
+	case stageExport, stageProfile, stageSweep:
 		return append(m.sub.KeyBinds(), m.keys.Back)
 	case stageSummary:
-		return []key.Binding{m.keys.Left, m.keys.Choose, m.keys.Start, m.keys.Export, m.keys.Profile, m.keys.Edit, m.keys.Doctor}
+		return []key.Binding{m.keys.Left, m.keys.Choose, m.keys.Start, m.keys.Sweep, m.keys.Export, m.keys.Profile, m.keys.Edit, m.keys.Doctor}
 	}
 	return nil
 }
@@ -749,6 +772,16 @@ func (m *Model) View() string {
 		return m.summaryView() + "\n\n" + m.sub.View() + "\n" + errLine
 	case stagePreparing:
 		return m.summaryView() + "\n\n" + st.Muted.Render("Preparing the run: starting the engine, detecting the model…")
+	case stageSweep:
+		// The sweep's own settings, under one line saying what it sweeps
+		// (the summary would leave them no room).
+		errLine := ""
+		if errs := m.sub.Errors(); len(errs) > 0 {
+			errLine = st.Error.Render("✗ " + errs[0].Error())
+		}
+		head := st.Title.Render("Sweep") + st.Muted.Render(fmt.Sprintf(" · %s on %s: each cell an ordinary run",
+			m.cfg.Workload(), orText(m.cfg.String("engine_url"), "—")))
+		return head + "\n\n" + lipgloss.NewStyle().MaxHeight(max(m.height-4, 3)).Render(m.sub.View()) + "\n" + errLine
 	}
 	return m.summaryView() + "\n\n" + m.actionsView()
 }

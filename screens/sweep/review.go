@@ -155,6 +155,9 @@ func (m *Model) Cursor() int { return m.cursor }
 
 func (m *Model) ShortHelp() []key.Binding {
 	if !m.review {
+		if m.running() && !m.stopping {
+			return []key.Binding{m.stopKey}
+		}
 		return nil
 	}
 	return []key.Binding{m.keys.Open, m.keys.Down, m.keys.Report, m.keys.Back}
@@ -162,7 +165,7 @@ func (m *Model) ShortHelp() []key.Binding {
 
 func (m *Model) FullHelp() [][]key.Binding {
 	if !m.review {
-		return nil
+		return [][]key.Binding{m.ShortHelp()}
 	}
 	k := m.keys
 	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Report, k.Back}}

@@ -16,6 +16,7 @@ import (
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/canvas/runes"
 	"github.com/NimbleMarkets/ntcharts/linechart/wavelinechart"
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/dialog"
 )
 
 // Event is what the running sweep reports to the screen.
@@ -62,14 +64,23 @@ type Info struct {
 type eventMsg struct{ ev Event }
 type tickMsg struct{}
 
+// stopMsg answers "stop the sweep?" with yes.
+type stopMsg struct{ id common.ID }
+
 // DoneMsg is sent when the sweep has ended, with its exit code.
 type DoneMsg struct{ Code int }
 
 // Model is the sweep screen.
 type Model struct {
 	c      *common.Common
+	id     common.ID
 	info   Info
 	events <-chan Event
+	// The sweep this screen started (Start), nil when it only shows one.
+	sess     *Session
+	feed     chan<- Event
+	stopping bool
+	stopKey  key.Binding
 
 	w, h    int
 	cells   []bsweep.Cell
@@ -95,7 +106,8 @@ type Model struct {
 
 // New returns the screen for a sweep whose events arrive on events.
 func New(c *common.Common, info Info, events <-chan Event) *Model {
-	return &Model{c: c, info: info, events: events, curIdx: -1, started: c.Now()}
+	return &Model{c: c, id: common.NewID(), info: info, events: events, curIdx: -1, started: c.Now(),
+		stopKey: key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "stop the sweep"))}
 }
 
 func (m *Model) wait() tea.Cmd {
@@ -114,10 +126,22 @@ func tick() tea.Cmd {
 }
 
 func (m *Model) Init() tea.Cmd {
-	if m.review {
+	switch {
+	case m.review:
 		return m.read()
+	case m.sess != nil:
+		return tea.Batch(m.wait(), tick(), m.startCmd())
 	}
 	return tea.Batch(m.wait(), tick())
+}
+
+// running reports whether the sweep this screen started is still going.
+func (m *Model) running() bool { return m.sess != nil && !m.done }
+
+// InterceptsKey keeps q while the screen's own sweep runs: it asks
+// before stopping it (ctrl+c still leaves, stopping it too).
+func (m *Model) InterceptsKey(k tea.KeyMsg) bool {
+	return m.running() && key.Matches(k, m.stopKey)
 }
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -128,8 +152,21 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyMsg:
-		if m.review {
+		switch {
+		case m.review:
 			return m, m.reviewKey(msg)
+		case m.running() && !m.stopping && key.Matches(msg, m.stopKey):
+			id := m.id
+			return m, common.Push(dialog.NewConfirm(m.c, "Stop the sweep?",
+				"No new cell starts; the running cell sends no new request, those in flight finish, and what ran is saved (exit 130).",
+				func() tea.Msg { return stopMsg{id: id} }))
+		}
+		return m, nil
+	case stopMsg:
+		if msg.id == m.id && m.running() {
+			m.stopping = true
+			m.sess.Stop()
+			return m, common.Status("stopping the sweep: waiting for the requests in flight")
 		}
 		return m, nil
 	case eventMsg:
@@ -176,7 +213,7 @@ func (m *Model) Title() string {
 }
 
 // Minimum useful size.
-const minW, minH = 40, 12
+const minW, minH = 40, 6
 
 func (m *Model) View() string {
 	if m.w < minW || m.h < minH {
@@ -209,6 +246,8 @@ func (m *Model) View() string {
 			line += fmt.Sprintf("; highest passing %s %s", m.info.Dimension, bsweep.Format(m.result.MaxValue))
 		}
 		b.WriteString(st.OK.Render(fit(line, m.w)) + "\n")
+	case m.stopping:
+		b.WriteString(st.Warn.Render(fit("stopping: waiting for the requests in flight", m.w)) + "\n")
 	case m.current != nil:
 		prog := fmt.Sprintf("cell %d: %s %s, %d requests done", m.curIdx+1, m.info.Dimension, bsweep.Format(m.curVal), m.snap.Done)
 		if m.snap.PhaseTotal > 0 {

@@ -1,0 +1,157 @@
+package form
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/huh"
+
+	"github.com/kvbench/kvbench/bench/load"
+	bsweep "github.com/kvbench/kvbench/bench/sweep"
+	"github.com/kvbench/kvbench/screens/common"
+)
+
+// The form's sweep choice: the summary's "Sweep" asks what `kvbench
+// sweep` would take beyond the run's settings (a list of rates or
+// concurrencies, or a capacity search with its SLO and target), then
+// starts the sweep screen through the router.
+
+// Sweep kinds offered, as `kvbench sweep` flags them.
+const (
+	sweepRateList   = "rate list"
+	sweepConcList   = "concurrency list"
+	sweepRateSearch = "capacity search: rate"
+	sweepConcSearch = "capacity search: concurrency"
+)
+
+var sweepKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepConcSearch}
+
+// sweepAnswers are the sweep settings typed in the form; they are kept
+// when the sweep is refused, so the form reopens with them.
+type sweepAnswers struct {
+	kind, list, slo, target, maxCells string
+}
+
+func newSweepAnswers(slo string) sweepAnswers {
+	return sweepAnswers{kind: sweepRateList, list: "1,2,4,8", slo: slo, target: "0.9", maxCells: "12"}
+}
+
+func (a *sweepAnswers) search() bool {
+	return a.kind == sweepRateSearch || a.kind == sweepConcSearch
+}
+
+func (a *sweepAnswers) dimension() string {
+	if a.kind == sweepConcList || a.kind == sweepConcSearch {
+		return bsweep.Concurrency
+	}
+	return bsweep.Rate
+}
+
+// listFlag is the flag the list stands for (--sweep-rate or
+// --sweep-concurrency), as the errors name it.
+func (a *sweepAnswers) listFlag() string { return "sweep-" + a.dimension() }
+
+// options builds the sweep's options on top of the run's config and
+// checks them as `kvbench sweep` would (exit 2 there, a line here).
+func (m *Model) sweepOptions() (bsweep.Options, error) {
+	a := &m.sweep
+	var o bsweep.Options
+	if m.cfg == nil || m.cfgErr != nil {
+		return o, fmt.Errorf("the run's settings are not valid yet")
+	}
+	cfg := m.cfg.Clone()
+	if err := cfg.SetString("slo", strings.TrimSpace(a.slo)); err != nil {
+		return o, err
+	}
+	values, err := bsweep.ParseList(a.listFlag(), a.list)
+	if err != nil {
+		return o, err
+	}
+	target, err := strconv.ParseFloat(strings.TrimSpace(a.target), 64)
+	if err != nil {
+		return o, fmt.Errorf("--goodput-target %q is not a number", a.target)
+	}
+	cells, err := strconv.Atoi(strings.TrimSpace(a.maxCells))
+	if err != nil {
+		return o, fmt.Errorf("--search-max-cells %q is not a whole number", a.maxCells)
+	}
+	o = bsweep.Options{Config: cfg, Dimension: a.dimension(), Values: values, Search: a.search(),
+		GoodputTarget: target, Precision: 0.05, MaxCells: cells}
+	return o, o.Validate()
+}
+
+// openSweep shows the sweep's settings under the summary.
+func (m *Model) openSweep() tea.Cmd {
+	m.stage = stageSweep
+	a := &m.sweep
+	list := huh.NewInput().Key("sweep_list").
+		TitleFunc(func() string {
+			if a.search() {
+				return "--" + a.listFlag() + " (the search starts at the first value)"
+			}
+			return "--" + a.listFlag()
+		}, &a.kind).
+		Description("1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear); each value is one cell, an ordinary run").
+		Value(&a.list).Validate(func(s string) error {
+		_, err := bsweep.ParseList(a.listFlag(), s)
+		return err
+	})
+	slo := huh.NewInput().Key("slo").Title("--slo").
+		DescriptionFunc(func() string {
+			if a.search() {
+				return "needed by a search: a cell passes when its good fraction under it reaches the target · e.g. ttft=500ms,tpot=50ms"
+			}
+			return "optional: each cell's good fraction under it, and the highest passing value · e.g. ttft=500ms"
+		}, &a.kind).
+		Value(&a.slo).Validate(func(s string) error {
+		_, err := load.ParseSLO(s)
+		if err == nil && a.search() && strings.TrimSpace(s) == "" {
+			err = fmt.Errorf("--search needs --slo (e.g. ttft=500ms)")
+		}
+		return err
+	})
+	target := huh.NewInput().Key("goodput_target").Title("--goodput-target").
+		Description("good fraction a cell must reach to pass · in (0, 1] · default 0.9").
+		Value(&a.target).Validate(func(s string) error {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || !(v > 0 && v <= 1) {
+			return fmt.Errorf("--goodput-target must be in (0, 1]")
+		}
+		return nil
+	})
+	cells := huh.NewInput().Key("search_max_cells").Title("--search-max-cells").
+		Description("most cells the search runs · in [1, 1000] · default 12").
+		Value(&a.maxCells).Validate(func(s string) error {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 || v > 1000 {
+			return fmt.Errorf("--search-max-cells must be in [1, 1000]")
+		}
+		return nil
+	})
+	kind := huh.NewSelect[string]().Key("sweep_kind").Title("Sweep").
+		Description("the same run at several loads, each cell with its own prompt salt · " + strings.Join(sweepKinds, " | ") + " (←/→)").
+		Inline(true).Options(huh.NewOptions(sweepKinds...)...).Value(&a.kind)
+	km := huh.NewDefaultKeyMap()
+	km.Quit = key.NewBinding(key.WithDisabled())
+	km.Select.Filter.SetEnabled(false)
+	m.sub = huh.NewForm(
+		huh.NewGroup(kind, list, slo),
+		huh.NewGroup(target, cells).WithHideFunc(func() bool { return !a.search() }),
+	).WithTheme(m.c.Styles.Huh()).WithKeyMap(km).WithShowHelp(false).WithShowErrors(false)
+	m.sizeForm()
+	return m.sub.Init()
+}
+
+// sweepDone starts the sweep the answers describe, or says why not.
+func (m *Model) sweepDone() tea.Cmd {
+	m.stage, m.sub = stageSummary, nil
+	o, err := m.sweepOptions()
+	if err != nil {
+		m.notice, m.failed = "cannot sweep: "+err.Error(), true
+		return common.Failure(fmt.Errorf("cannot sweep: %w", err))
+	}
+	return common.Open(common.StartSweep{Options: o})
+}
