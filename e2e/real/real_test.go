@@ -300,6 +300,13 @@ func TestLongDocQARepeated(t *testing.T) {
 	t.Logf("long-doc-qa: %d retries on fresh connections over 3 runs", total)
 }
 
+// verdict is the workload's judgement of its own expectation.
+func verdict(r record) any {
+	w, _ := r.Summary["workload"].(map[string]any)
+	e, _ := w["expectation"].(map[string]any)
+	return e["verdict"]
+}
+
 func hitRatio(r record) float64 {
 	h, _ := r.Summary["cache"].(map[string]any)["hit_ratio"].(float64)
 	return h
@@ -329,6 +336,9 @@ func TestRandomPrefillReruns(t *testing.T) {
 			t.Errorf("second --prompt-salt none run: %v is %v", q["request_id"], q["cache_state"])
 		}
 	}
+	if v := verdict(second); v != "not_met" {
+		t.Errorf("second --prompt-salt none run: expectation verdict %q, want not_met (every prompt was served from the cache)", v)
+	}
 	for i, endpoint := range []string{"chat", "chat", "completions", "completions"} {
 		what := fmt.Sprintf("random-prefill auto %d (%s)", i+1, endpoint)
 		r := kvbench(t, append(slices.Clone(rp), "--endpoint", endpoint)...)
@@ -344,6 +354,10 @@ func TestRandomPrefillReruns(t *testing.T) {
 		}
 		if d := r.Summary["results"].(map[string]any)["mean_decode_speed"]; d != nil {
 			t.Errorf("%s: mean_decode_speed %v, want null", what, d)
+		}
+		// The workload's own judgement: every request a cold prefill.
+		if v := verdict(r); v != "met" {
+			t.Errorf("%s: expectation verdict %q, want met", what, v)
 		}
 	}
 }
