@@ -441,7 +441,13 @@ func (d *Detail) buildSummary() {
 			} else if ansi.StringWidth(value) > room {
 				// Other long values go under their label, wrapped, never cut.
 				lines = append(lines, label)
-				wrapped := ansi.Hardwrap(ansi.Wordwrap(value, summaryColumn-2, " ,/"), summaryColumn-2, true)
+				// Text breaks at its spaces only (never inside 80,000);
+				// a list or a path without spaces at , and / too.
+				breaks := " ,/"
+				if strings.Contains(value, " ") {
+					breaks = ""
+				}
+				wrapped := ansi.Hardwrap(ansi.Wordwrap(value, summaryColumn-2, breaks), summaryColumn-2, true)
 				for _, l := range strings.Split(wrapped, "\n") {
 					lines = append(lines, "  "+l)
 				}
