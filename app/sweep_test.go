@@ -183,6 +183,8 @@ func TestGoldenFormSweep(t *testing.T) {
 		return drive(t, c, form.New(c, cfg), w, h, func(tm *teatest.TestModel) {
 			var tr transcript
 			toSweepForm(t, &tr, tm)
+			// The titles and descriptions that load in commands.
+			tr.waitFor(t, tm, "--sweep-rate", "ttft=500ms", "> 1,2,4,8")
 		})
 	})
 }

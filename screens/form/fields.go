@@ -127,17 +127,26 @@ func (m *Model) input(key string) huh.Field {
 			Description(plain(f.Help) + " · " + strings.Join(f.Choices, " | ") + " (←/→)").Inline(true).
 			Options(huh.NewOptions(f.Choices...)...).Value(m.vals[key])
 	}
-	in := huh.NewInput().Key(key).Title(title).Value(m.vals[key]).Validate(check(f))
+	in := huh.NewInput().Key(key).Title(title).Description(describe(f)).Value(m.vals[key]).Validate(check(f))
 	if key == "ldp_context_length" {
 		// It counts pool words (LMCache's meaning): the tokens they make
-		// are shown beside it, updated as it is typed.
-		return in.DescriptionFunc(func() string {
-			d := describe(f)
-			if e := m.ldpEstimate(*m.vals[key]); e != "" {
-				d += " · " + e
-			}
-			return d
-		}, []any{m.vals[key], &m.ldp})
+		// are shown beside it, updated as it is typed (refreshLDP).
+		m.ldpInput = in
+		m.refreshLDP()
 	}
-	return in.Description(describe(f))
+	return in
+}
+
+// refreshLDP rewrites the --ldp-context-length field's description with
+// the tokens its value makes. It runs on the update loop (a description
+// func would run in a command, racing the typing).
+func (m *Model) refreshLDP() {
+	if m.ldpInput == nil {
+		return
+	}
+	d := describe(field("ldp_context_length"))
+	if e := m.ldpEstimate(*m.vals["ldp_context_length"]); e != "" {
+		d += " · " + e
+	}
+	m.ldpInput.Description(d)
 }

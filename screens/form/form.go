@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -70,8 +71,11 @@ type Model struct {
 	fileName, profileName string
 	startNow              bool
 
-	ldp   ldpFactor    // long-doc-permutator's tokens per context word
-	sweep sweepAnswers // the sweep choice's settings
+	ldp      ldpFactor    // long-doc-permutator's tokens per context word
+	ldpInput *huh.Input   // the --ldp-context-length field, nil when not built
+	sweep    sweepAnswers // the sweep choice's settings
+	// sweepKind is sweep.kind as the sweep form's checks read it.
+	sweepKind atomic.Value
 
 	width, height int
 	keys          keys
@@ -506,6 +510,7 @@ func (m *Model) updateForm(msg tea.Msg) tea.Cmd {
 	if f, ok := next.(*huh.Form); ok {
 		m.form = f
 	}
+	m.refreshLDP()
 	if m.form.State == huh.StateCompleted {
 		m.toSummary()
 		return m.measureLDP(m.cfg)
@@ -685,6 +690,9 @@ func (m *Model) updateSub(msg tea.Msg) tea.Cmd {
 	next, cmd := m.sub.Update(msg)
 	if f, ok := next.(*huh.Form); ok {
 		m.sub = f
+	}
+	if m.stage == stageSweep {
+		m.sweepKind.Store(m.sweep.kind)
 	}
 	if m.sub.State != huh.StateCompleted {
 		return cmd

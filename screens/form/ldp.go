@@ -112,9 +112,11 @@ func (m *Model) setLDP(msg ldpTokensMsg) {
 	m.ldp.asking = false
 	if msg.err != nil {
 		m.ldp.source = "built-in; the engine's /tokenize failed"
+		m.refreshLDP()
 		return
 	}
 	m.ldp.perWord, m.ldp.source = msg.perWord, "the engine's /tokenize"
+	m.refreshLDP()
 }
 
 // groupInt writes n with thousands separators (12,900).

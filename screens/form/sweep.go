@@ -39,20 +39,30 @@ func newSweepAnswers(slo string) sweepAnswers {
 	return sweepAnswers{kind: sweepRateList, list: "1,2,4,8", slo: slo, target: "0.9", maxCells: "12"}
 }
 
-func (a *sweepAnswers) search() bool {
-	return a.kind == sweepRateSearch || a.kind == sweepConcSearch
-}
+func isSearch(kind string) bool { return kind == sweepRateSearch || kind == sweepConcSearch }
 
-func (a *sweepAnswers) dimension() string {
-	if a.kind == sweepConcList || a.kind == sweepConcSearch {
+func dimensionOf(kind string) string {
+	if kind == sweepConcList || kind == sweepConcSearch {
 		return bsweep.Concurrency
 	}
 	return bsweep.Rate
 }
 
-// listFlag is the flag the list stands for (--sweep-rate or
+// listFlagOf is the flag the list stands for (--sweep-rate or
 // --sweep-concurrency), as the errors name it.
-func (a *sweepAnswers) listFlag() string { return "sweep-" + a.dimension() }
+func listFlagOf(kind string) string { return "sweep-" + dimensionOf(kind) }
+
+func (a *sweepAnswers) search() bool      { return isSearch(a.kind) }
+func (a *sweepAnswers) dimension() string { return dimensionOf(a.kind) }
+func (a *sweepAnswers) listFlag() string  { return listFlagOf(a.kind) }
+
+// kindNow is the kind chosen, for the field checks: huh runs them in
+// commands, off the update loop that writes a.kind, so they read this
+// copy, stored after every update.
+func (m *Model) kindNow() string {
+	k, _ := m.sweepKind.Load().(string)
+	return k
+}
 
 // options builds the sweep's options on top of the run's config and
 // checks them as `kvbench sweep` would (exit 2 there, a line here).
@@ -87,28 +97,31 @@ func (m *Model) sweepOptions() (bsweep.Options, error) {
 func (m *Model) openSweep() tea.Cmd {
 	m.stage = stageSweep
 	a := &m.sweep
+	m.sweepKind.Store(a.kind)
 	list := huh.NewInput().Key("sweep_list").
 		TitleFunc(func() string {
-			if a.search() {
-				return "--" + a.listFlag() + " (the search starts at the first value)"
+			// Run in a command: the kind is read from its copy.
+			kind := m.kindNow()
+			if isSearch(kind) {
+				return "--" + listFlagOf(kind) + " (the search starts at the first value)"
 			}
-			return "--" + a.listFlag()
+			return "--" + listFlagOf(kind)
 		}, &a.kind).
 		Description("1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear); each value is one cell, an ordinary run").
 		Value(&a.list).Validate(func(s string) error {
-		_, err := bsweep.ParseList(a.listFlag(), s)
+		_, err := bsweep.ParseList(listFlagOf(m.kindNow()), s)
 		return err
 	})
 	slo := huh.NewInput().Key("slo").Title("--slo").
 		DescriptionFunc(func() string {
-			if a.search() {
+			if isSearch(m.kindNow()) {
 				return "needed by a search: a cell passes when its good fraction under it reaches the target · e.g. ttft=500ms,tpot=50ms"
 			}
 			return "optional: each cell's good fraction under it, and the highest passing value · e.g. ttft=500ms"
 		}, &a.kind).
 		Value(&a.slo).Validate(func(s string) error {
 		_, err := load.ParseSLO(s)
-		if err == nil && a.search() && strings.TrimSpace(s) == "" {
+		if err == nil && isSearch(m.kindNow()) && strings.TrimSpace(s) == "" {
 			err = fmt.Errorf("--search needs --slo (e.g. ttft=500ms)")
 		}
 		return err
@@ -139,7 +152,7 @@ func (m *Model) openSweep() tea.Cmd {
 	km.Select.Filter.SetEnabled(false)
 	m.sub = huh.NewForm(
 		huh.NewGroup(kind, list, slo),
-		huh.NewGroup(target, cells).WithHideFunc(func() bool { return !a.search() }),
+		huh.NewGroup(target, cells).WithHideFunc(func() bool { return !isSearch(m.kindNow()) }),
 	).WithTheme(m.c.Styles.Huh()).WithKeyMap(km).WithShowHelp(false).WithShowErrors(false)
 	m.sizeForm()
 	return m.sub.Init()
