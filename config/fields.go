@@ -3,9 +3,9 @@
 // layering (resolve.go: defaults < config.yaml, read with viper <
 // KVBENCH_* env < --config file < set flags), validation and the TUI
 // form. What a setting needs beyond its type and range is an attribute of
-// its Field (Exported, Derived, JSONObject, URL, RunLength, Hidden), so
-// the code that exports, layers, validates and shows settings asks the
-// field, never its name.
+// its Field (Exported, Derived, JSONObject, URL, RunLength, PoolWords,
+// Hidden), so the code that exports, layers, validates and shows settings
+// asks the field, never its name.
 package config
 
 import (
@@ -108,6 +108,10 @@ type Field struct {
 	// RunLength is the workload setting that fixes how long its schedule
 	// dispatches, in seconds (the form shows the run's expected length).
 	RunLength bool
+	// PoolWords settings count pool words, as LMCache does, not tokens
+	// (a pool word such as boko42 is several tokens): the form shows the
+	// tokens they make beside them.
+	PoolWords bool
 	// URL settings may carry credentials (http://user:pass@host), split
 	// off where the value enters the config (URLKeys, UserInfo).
 	URL bool
@@ -242,6 +246,8 @@ func urlValued(f Field) Field { f.URL = true; return f }
 
 func runLength(f Field) Field { f.RunLength = true; return f }
 
+func poolWords(f Field) Field { f.PoolWords = true; return f }
+
 func group(g string, f Field) Field { f.Group = g; return f }
 
 // Fields is every setting of `kvbench run`, general first, then each
@@ -313,7 +319,7 @@ var Fields = []Field{
 	wl(RandomPrefill, "num-requests", Int, 50, "requests, all sent at once").withMin(1, false).withMax(MaxCount, false),
 
 	wl(LongDocPermutator, "num-contexts", Int, 5, "context documents").withMin(1, false).withMax(1000, false),
-	wl(LongDocPermutator, "context-length", Int, 5000, "words per context, as LMCache counts it (not tokens: a pool word such as boko42 is several tokens)").withMin(0, true).withMax(MaxTokens, false),
+	poolWords(wl(LongDocPermutator, "context-length", Int, 5000, "words per context, as LMCache counts it (not tokens: a pool word such as boko42 is several tokens)").withMin(0, true).withMax(MaxTokens, false)),
 	wl(LongDocPermutator, "system-prompt-length", Int, 1000, "shared system prompt tokens (0 = none)").withMin(0, false).withMax(MaxTokens, false),
 	wl(LongDocPermutator, "num-permutations", Int, 10, "distinct permutations (capped at N!)").withMin(1, false).withMax(MaxCount, false),
 	wl(LongDocPermutator, "num-inflight-requests", Int, 1, "most requests in flight").withMin(1, false).withMax(MaxStreams, false),

@@ -128,10 +128,10 @@ func (m *Model) input(key string) huh.Field {
 			Options(huh.NewOptions(f.Choices...)...).Value(m.vals[key])
 	}
 	in := huh.NewInput().Key(key).Title(title).Description(describe(f)).Value(m.vals[key]).Validate(check(f))
-	if key == "ldp_context_length" {
+	if f.PoolWords {
 		// It counts pool words (LMCache's meaning): the tokens they make
 		// are shown beside it, updated as it is typed (refreshLDP).
-		m.ldpInput = in
+		m.ldpInput, m.ldpField = in, f
 		m.refreshLDP()
 	}
 	return in
@@ -144,8 +144,8 @@ func (m *Model) refreshLDP() {
 	if m.ldpInput == nil {
 		return
 	}
-	d := describe(field("ldp_context_length"))
-	if e := m.ldpEstimate(*m.vals["ldp_context_length"]); e != "" {
+	d := describe(m.ldpField)
+	if e := m.ldpEstimate(*m.vals[m.ldpField.Key]); e != "" {
 		d += " · " + e
 	}
 	m.ldpInput.Description(d)

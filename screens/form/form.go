@@ -72,7 +72,8 @@ type Model struct {
 	startNow              bool
 
 	ldp      ldpFactor    // long-doc-permutator's tokens per context word
-	ldpInput *huh.Input   // the --ldp-context-length field, nil when not built
+	ldpInput *huh.Input   // the pool-words field (--ldp-context-length), nil when not built
+	ldpField config.Field // its setting
 	sweep    sweepAnswers // the sweep choice's settings
 	// sweepKind is sweep.kind as the sweep form's checks read it.
 	sweepKind atomic.Value
@@ -879,7 +880,7 @@ func (m *Model) summaryView() string {
 	rows = append(rows, planRows(c)...)
 	for _, f := range config.WorkloadFields(c.Workload()) {
 		v := orText(format(f, c), "—")
-		if f.Key == "ldp_context_length" {
+		if f.PoolWords {
 			// Words, as LMCache counts them; the tokens they make under.
 			rows = append(rows, kv{"--" + f.Flag, v + " words"})
 			if n, words := m.ldpTokens(format(f, c)); n != "" {
