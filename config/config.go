@@ -96,6 +96,19 @@ func (c *Config) StringList(key string) []string {
 	return append([]string{}, c.get(key).([]string)...)
 }
 
+// Value is key's value as its kind's Go type (int, float64, string,
+// bool, time.Duration, []int, []string); lists are copies.
+func (c *Config) Value(key string) any {
+	switch v := c.get(key).(type) {
+	case []int:
+		return append([]int(nil), v...)
+	case []string:
+		return append([]string{}, v...)
+	default:
+		return v
+	}
+}
+
 // IsSet reports whether the user gave key a value (a flag, an
 // environment variable, a config file or the form) rather than leaving the
 // default.

@@ -162,23 +162,7 @@ func loadFlags(cfg *config.Config, sum *record.Summary) []string {
 // value is the default.
 func flagArgs(cfg *config.Config, f config.Field) []string {
 	name := "--" + f.Flag
-	var v any
-	switch f.Kind {
-	case config.Int:
-		v = cfg.Int(f.Key)
-	case config.Float:
-		v = cfg.Float(f.Key)
-	case config.String:
-		v = cfg.String(f.Key)
-	case config.Bool:
-		v = cfg.Bool(f.Key)
-	case config.Duration:
-		v = cfg.Duration(f.Key)
-	case config.IntList:
-		v = cfg.IntList(f.Key)
-	case config.StringList:
-		v = cfg.StringList(f.Key)
-	}
+	v := cfg.Value(f.Key)
 	if same(v, f.Default) {
 		return nil
 	}
