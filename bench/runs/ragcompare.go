@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
 )
 
@@ -12,7 +13,7 @@ import (
 // A and in B.
 type QualityPair struct {
 	SampleID string
-	A, B     *RAGSample // nil when the sample is only in the other run
+	A, B     *record.RAGSample // nil when the sample is only in the other run
 }
 
 // Paired reports whether both runs asked the sample.
@@ -124,10 +125,10 @@ func compareQuality(a, b *Detail, ra, rb ragRead) *QualityComparison {
 	}
 	c.A, c.B = ra.q, rb.q
 	c.FingerprintsDiffer = c.A.Fingerprint != "" && c.B.Fingerprint != "" && c.A.Fingerprint != c.B.Fingerprint
-	keyed := func(q *RAGQuality) ([]string, map[string]*RAGSample) {
+	keyed := func(q *RAGQuality) ([]string, map[string]*record.RAGSample) {
 		seen := map[string]int{}
 		keys := make([]string, len(q.Samples))
-		m := make(map[string]*RAGSample, len(q.Samples))
+		m := make(map[string]*record.RAGSample, len(q.Samples))
 		for i := range q.Samples {
 			id := q.Samples[i].SampleID
 			// A repeated id pairs with the same occurrence on the other side.
@@ -257,13 +258,13 @@ func (c *QualityComparison) Headline() [][2]string {
 // PairRow is one pair as text: sample id, F1 A, F1 B, F1 delta, TTFT A,
 // TTFT B (ms), TTFT delta.
 func (p QualityPair) Row() []string {
-	f1 := func(s *RAGSample) string {
+	f1 := func(s *record.RAGSample) string {
 		if s == nil {
 			return "-"
 		}
 		return FormatF1(s.F1)
 	}
-	ttft := func(s *RAGSample) string {
+	ttft := func(s *record.RAGSample) string {
 		if s == nil {
 			return "-"
 		}

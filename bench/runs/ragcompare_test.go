@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	"github.com/kvbench/kvbench/config"
@@ -194,7 +195,7 @@ func TestReadRAGQuality(t *testing.T) {
 	// A file written before request_id and gold_answers: paired by position.
 	old := `{"run_fingerprint":"abc","summary":{"num_samples":2,"num_parsed":1,"parse_rate":0.5,"f1_mean":1},
 "per_sample":[{"sample_id":"x","f1":1,"parsed":true,"answer":"Paris","ttft":0.1},{"sample_id":"y","f1":null,"parsed":false,"answer":null,"ttft":0.2}]}`
-	if err := os.WriteFile(filepath.Join(run, runs.RAGQualityFile), []byte(old), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(run, record.RAGQualityFile), []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	q, err := runs.ReadRAGQuality(d)
@@ -211,8 +212,8 @@ func TestReadRAGQuality(t *testing.T) {
 		t.Errorf("by recorded request id: %v %v", err, q)
 	}
 	// Not JSON: an error naming the file.
-	os.WriteFile(filepath.Join(run, runs.RAGQualityFile), []byte("{\"per_sample\": 7}"), 0o644)
-	if _, err := runs.ReadRAGQuality(d); err == nil || !strings.Contains(err.Error(), runs.RAGQualityFile) || !strings.Contains(err.Error(), "per_sample") {
+	os.WriteFile(filepath.Join(run, record.RAGQualityFile), []byte("{\"per_sample\": 7}"), 0o644)
+	if _, err := runs.ReadRAGQuality(d); err == nil || !strings.Contains(err.Error(), record.RAGQualityFile) || !strings.Contains(err.Error(), "per_sample") {
 		t.Errorf("bad file: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	"github.com/kvbench/kvbench/config"
@@ -24,7 +25,7 @@ func TestReadRAGQualityHostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(run, runs.RAGQualityFile)
+	path := filepath.Join(run, record.RAGQualityFile)
 	many := "{\"per_sample\":[" + strings.Repeat("{},", 300_000) + "{}]}"
 	for name, make := range map[string]func() error{
 		"fifo":     func() error { return syscall.Mkfifo(path, 0o644) },
@@ -39,7 +40,7 @@ func TestReadRAGQualityHostile(t *testing.T) {
 			done := make2(func() error { _, err := runs.ReadRAGQuality(d); return err })
 			select {
 			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), runs.RAGQualityFile) {
+				if err == nil || !strings.Contains(err.Error(), record.RAGQualityFile) {
 					t.Errorf("read %v, want an error naming the file", err)
 				}
 			case <-time.After(10 * time.Second):

@@ -12,10 +12,6 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-// RAGQualityFile is rag-qa-quality's per-sample scores in a run folder
-// (spec/workloads.md).
-const RAGQualityFile = "rag_qa_quality.json"
-
 // Bounds on reading a rag_qa_quality.json, whatever a run folder holds:
 // the named datasets have a few thousand samples of a few hundred bytes.
 const (
@@ -23,42 +19,18 @@ const (
 	maxRAGQualitySamples = 200_000
 )
 
-// RAGSample is one entry of per_sample.
-type RAGSample struct {
-	SampleID string `json:"sample_id"`
-	// RequestID is the request that asked it (sample{i}); files written
-	// before it was recorded leave it empty and are paired by position.
-	RequestID       string   `json:"request_id"`
-	F1              *float64 `json:"f1"` // null when no answer was parsed
-	Parsed          bool     `json:"parsed"`
-	Answer          *string  `json:"answer"`
-	GoldAnswers     []string `json:"gold_answers"`
-	TTFT            *float64 `json:"ttft"` // seconds
-	NumOutputTokens *int     `json:"num_output_tokens"`
-	CacheState      string   `json:"cache_state"`
-	CachedTokens    *int     `json:"cached_tokens"`
-}
-
-// RAGQualitySummary is the file's summary object.
-type RAGQualitySummary struct {
-	NumSamples int      `json:"num_samples"`
-	NumParsed  int      `json:"num_parsed"`
-	ParseRate  *float64 `json:"parse_rate"`
-	F1Mean     *float64 `json:"f1_mean"`
-}
-
 // RAGQuality is a run's rag_qa_quality.json.
 type RAGQuality struct {
 	Path        string
 	Fingerprint string
 	Model       string
-	Summary     RAGQualitySummary
-	Samples     []RAGSample
+	Summary     record.RAGSummary
+	Samples     []record.RAGSample
 }
 
 // ErrNoRAGQuality is why a run has no scores to show: it is not a
 // rag-qa-quality run, or its file is not there.
-var ErrNoRAGQuality = errors.New("no " + RAGQualityFile)
+var ErrNoRAGQuality = errors.New("no " + record.RAGQualityFile)
 
 // IsRAGQuality reports whether d is a rag-qa-quality run.
 func IsRAGQuality(d *Detail) bool { return d != nil && d.Run.Workload == config.RAGQAQuality }
@@ -72,7 +44,7 @@ func ReadRAGQuality(d *Detail) (*RAGQuality, error) {
 	if !IsRAGQuality(d) {
 		return nil, fmt.Errorf("%s is a %s run: %w", d.Run.ID, orDashWorkload(d.Run.Workload), ErrNoRAGQuality)
 	}
-	paths := []string{filepath.Join(d.Run.Dir, RAGQualityFile)}
+	paths := []string{filepath.Join(d.Run.Dir, record.RAGQualityFile)}
 	if out := workloadString(d, "output"); out != "" && out != paths[0] {
 		paths = append(paths, out)
 	}
@@ -91,7 +63,7 @@ func ReadRAGQuality(d *Detail) (*RAGQuality, error) {
 		q.Path = p
 		return q, nil
 	}
-	return nil, fmt.Errorf("%s has no %s: %w", d.Run.ID, RAGQualityFile, ErrNoRAGQuality)
+	return nil, fmt.Errorf("%s has no %s: %w", d.Run.ID, record.RAGQualityFile, ErrNoRAGQuality)
 }
 
 func orDashWorkload(w string) string {
@@ -160,7 +132,7 @@ func parseRAGQuality(b []byte) (*RAGQuality, error) {
 	return q, nil
 }
 
-func decodeSamples(dec *json.Decoder, out *[]RAGSample) error {
+func decodeSamples(dec *json.Decoder, out *[]record.RAGSample) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -175,7 +147,7 @@ func decodeSamples(dec *json.Decoder, out *[]RAGSample) error {
 		if len(*out) >= maxRAGQualitySamples {
 			return fmt.Errorf("more than %d samples", maxRAGQualitySamples)
 		}
-		var s RAGSample
+		var s record.RAGSample
 		if err := dec.Decode(&s); err != nil {
 			return err
 		}
@@ -188,8 +160,8 @@ func decodeSamples(dec *json.Decoder, out *[]RAGSample) error {
 // ByRequest maps request ids (sample{i}) to their samples: the recorded
 // request_id, else the position in per_sample (the workload asks the
 // samples one at a time, in order).
-func (q *RAGQuality) ByRequest() map[string]*RAGSample {
-	m := make(map[string]*RAGSample, len(q.Samples))
+func (q *RAGQuality) ByRequest() map[string]*record.RAGSample {
+	m := make(map[string]*record.RAGSample, len(q.Samples))
 	for i := range q.Samples {
 		id := q.Samples[i].RequestID
 		if id == "" {

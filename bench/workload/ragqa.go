@@ -56,31 +56,6 @@ func RAGTemplateKwargs(kvs []string) map[string]any {
 	return out
 }
 
-// ragPerSample is one measured sample's score and receipt.
-type ragPerSample struct {
-	SampleID        string   `json:"sample_id"`
-	F1              *float64 `json:"f1"`
-	Parsed          bool     `json:"parsed"`
-	Answer          *string  `json:"answer"`
-	TTFT            *float64 `json:"ttft"`
-	NumOutputTokens *int     `json:"num_output_tokens"`
-	CacheState      string   `json:"cache_state"`
-	CachedTokens    *int     `json:"cached_tokens"`
-	// Beyond LMCache's keys: the request that asked the sample (its line
-	// in requests.jsonl) and the gold answers it was scored against, so
-	// the explorer shows a score with what it was measured from.
-	RequestID   string   `json:"request_id"`
-	GoldAnswers []string `json:"gold_answers"`
-}
-
-// RAGSummary is the quality summary of a run.
-type RAGSummary struct {
-	NumSamples int      `json:"num_samples"`
-	NumParsed  int      `json:"num_parsed"`
-	ParseRate  *float64 `json:"parse_rate"`
-	F1Mean     *float64 `json:"f1_mean"`
-}
-
 // RAGQAQuality prefills every distinct passage alone, then asks each
 // question over its passages stitched together at positions where they
 // were never cached, and scores the answers by token F1.
@@ -102,8 +77,8 @@ type RAGQAQuality struct {
 	unjudged    int
 	warm        tally
 	measured    tally
-	per         []ragPerSample
-	sum         RAGSummary
+	per         []record.RAGSample
+	sum         record.RAGSummary
 	output      string
 	writeErr    error
 }
@@ -265,7 +240,7 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 		}
 		w.measured.add(&res)
 		w.judge(s, &res, i)
-		ps := ragPerSample{SampleID: s.ID, TTFT: res.TTFT, NumOutputTokens: res.CompletionTokens,
+		ps := record.RAGSample{SampleID: s.ID, TTFT: res.TTFT, NumOutputTokens: res.CompletionTokens,
 			CacheState: res.CacheState, CachedTokens: res.CachedTokens, RequestID: req.ID, GoldAnswers: golds}
 		if ans, parsed := RAGFinalAnswer(res.Text); parsed && res.Successful {
 			f1 := RAGBestF1(ans, s.Answers)
@@ -273,7 +248,7 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 		}
 		w.per = append(w.per, ps)
 	}
-	w.sum = RAGSummary{NumSamples: len(w.per)}
+	w.sum = record.RAGSummary{NumSamples: len(w.per)}
 	f1Sum := 0.0
 	for _, ps := range w.per {
 		if ps.Parsed {
@@ -291,7 +266,7 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 	}
 	w.output = w.p.Config.String("rag_output")
 	if w.output == "" && env.RunDir != "" {
-		w.output = filepath.Join(env.RunDir, "rag_qa_quality.json")
+		w.output = filepath.Join(env.RunDir, record.RAGQualityFile)
 	}
 	if w.output != "" {
 		w.writeErr = w.write(w.output)
@@ -316,7 +291,7 @@ func (w *RAGQAQuality) write(path string) error {
 	c := w.p.Config
 	per := w.per
 	if per == nil {
-		per = []ragPerSample{}
+		per = []record.RAGSample{}
 	}
 	doc := map[string]any{
 		"run_fingerprint": w.fingerprint(),

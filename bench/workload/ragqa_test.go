@@ -14,6 +14,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
 )
@@ -202,8 +203,8 @@ func TestRAGRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Fingerprint string     `json:"run_fingerprint"`
-		Summary     RAGSummary `json:"summary"`
+		Fingerprint string            `json:"run_fingerprint"`
+		Summary     record.RAGSummary `json:"summary"`
 		PerSample   []struct {
 			SampleID    string   `json:"sample_id"`
 			F1          *float64 `json:"f1"`

@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/screens/common"
@@ -40,7 +41,7 @@ func (t *requestTable) gotQuality(msg qualityMsg) {
 
 // sample is r's rag-qa-quality sample, nil when it has none (a warmup,
 // another workload, the file not read).
-func (t *requestTable) sample(r *sender.Result) *runs.RAGSample {
+func (t *requestTable) sample(r *sender.Result) *record.RAGSample {
 	if t.quality == nil {
 		return nil
 	}

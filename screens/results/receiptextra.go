@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
 )
@@ -16,7 +17,7 @@ import (
 type receiptContext struct {
 	block      int
 	rag        bool // the run is a rag-qa-quality run
-	sample     *runs.RAGSample
+	sample     *record.RAGSample
 	qualityErr error
 }
 
@@ -109,7 +110,7 @@ func (d *Receipt) traceSection(r *sender.Result, w int) []string {
 // answer and the gold answers it was scored against.
 func (d *Receipt) qualitySection(r *sender.Result, w int) []string {
 	s := d.c.Styles
-	title := s.PanelTitle.Render("Answer quality") + s.Muted.Render("  "+runs.RAGQualityFile)
+	title := s.PanelTitle.Render("Answer quality") + s.Muted.Render("  "+record.RAGQualityFile)
 	ps := d.ctx.sample
 	switch {
 	case !d.ctx.rag || r.Phase != sender.PhaseMeasured && ps == nil:

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
 )
@@ -41,7 +42,7 @@ type requestTable struct {
 	// quality maps request ids to their rag-qa-quality samples (nil for
 	// other runs, and until rag_qa_quality.json is read); qualityErr is
 	// why it could not be read.
-	quality    map[string]*runs.RAGSample
+	quality    map[string]*record.RAGSample
 	qualityErr error
 }
 
