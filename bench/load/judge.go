@@ -54,6 +54,17 @@ type SLOms struct {
 	E2Ems  *float64 `json:"e2e_ms"`
 }
 
+// Millis is the SLO's limits in ms, nil where not set.
+func (s SLO) Millis() SLOms {
+	ms := func(d time.Duration) *float64 {
+		if d <= 0 {
+			return nil
+		}
+		return ptr(float64(d) / float64(time.Millisecond))
+	}
+	return SLOms{TTFTms: ms(s.TTFT), TPOTms: ms(s.TPOT), E2Ems: ms(s.E2E)}
+}
+
 // Goodput is the summary's `goodput` block.
 type Goodput struct {
 	SLO              SLOms    `json:"slo"`
@@ -309,14 +320,7 @@ func (t *Tracker) Final(elapsed float64, hb *HoldBack, overload []string) (Block
 	if t.s.SLO == nil {
 		return b, nil
 	}
-	g := &Goodput{GoodRequests: t.good}
-	ms := func(d time.Duration) *float64 {
-		if d <= 0 {
-			return nil
-		}
-		return ptr(float64(d) / float64(time.Millisecond))
-	}
-	g.SLO = SLOms{TTFTms: ms(t.s.SLO.TTFT), TPOTms: ms(t.s.SLO.TPOT), E2Ems: ms(t.s.SLO.E2E)}
+	g := &Goodput{GoodRequests: t.good, SLO: t.s.SLO.Millis()}
 	if t.n > 0 {
 		g.GoodFraction = ptr(float64(t.good) / float64(t.n))
 	}

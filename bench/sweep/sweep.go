@@ -175,7 +175,8 @@ func Run(ctx context.Context, o Options) (*File, string, int, error) {
 	if slo != nil {
 		g := o.GoodputTarget
 		f.Sweep.GoodputTarget = &g
-		f.Sweep.SLO = &load.SLOms{TTFTms: ms(slo.TTFT), TPOTms: ms(slo.TPOT), E2Ems: ms(slo.E2E)}
+		ms := slo.Millis()
+		f.Sweep.SLO = &ms
 	}
 	f.Cells = []Cell{}
 	s := &sweeper{o: o, f: f, now: now, slo: slo}
@@ -196,14 +197,6 @@ type sweeper struct {
 	now func() time.Time
 	slo *load.SLO
 	dir string
-}
-
-func ms(d time.Duration) *float64 {
-	if d <= 0 {
-		return nil
-	}
-	v := float64(d) / float64(time.Millisecond)
-	return &v
 }
 
 func (s *sweeper) run(ctx context.Context) (int, error) {

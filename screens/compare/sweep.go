@@ -1,18 +1,15 @@
 package compare
 
 import (
-	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
-	"github.com/NimbleMarkets/ntcharts/canvas/runes"
-	"github.com/NimbleMarkets/ntcharts/linechart"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/bench/report/visual"
+	"github.com/kvbench/kvbench/screens/curve"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -21,14 +18,14 @@ import (
 // braille dots, both against the achieved load; under them the capacity
 // each sweep found and the cells side by side.
 
-// curve is one figure of every cell of a sweep, against achieved load.
-type curve struct {
+// figure is one figure of every cell of a sweep, against achieved load.
+type figure struct {
 	title string
 	get   func(c visual.SweepCell) *float64
 	pct   bool // a fraction shown 0..100
 }
 
-var curves = []curve{
+var figures = []figure{
 	{"TTFT p50 (ms)", func(c visual.SweepCell) *float64 { return c.P50TTFTms }, false},
 	{"TTFT p99 (ms)", func(c visual.SweepCell) *float64 { return c.P99TTFTms }, false},
 	{"good fraction (%)", func(c visual.SweepCell) *float64 { return c.GoodFraction }, true},
@@ -39,7 +36,7 @@ const minChartW = 36
 
 // shownCurves are the charts that fit in w, in their display order: the
 // p99 first, then the good fraction (when any cell has one), then the p50.
-func shownCurves(cmp *visual.SweepComparison, w int) []curve {
+func shownCurves(cmp *visual.SweepComparison, w int) []figure {
 	anyGood := false
 	for _, s := range []*visual.Sweep{cmp.A, cmp.B} {
 		for _, c := range s.Cells {
@@ -54,9 +51,9 @@ func shownCurves(cmp *visual.SweepComparison, w int) []curve {
 	n := min(max(w/minChartW, 1), len(priority))
 	keep := slices.Clone(priority[:n])
 	slices.Sort(keep)
-	out := make([]curve, len(keep))
+	out := make([]figure, len(keep))
 	for i, k := range keep {
-		out[i] = curves[k]
+		out[i] = figures[k]
 	}
 	return out
 }
@@ -70,15 +67,6 @@ func points(s *visual.Sweep, get func(visual.SweepCell) *float64, scale float64)
 		}
 		pts = append(pts, canvas.Float64Point{X: *x, Y: *y * scale})
 	}
-	slices.SortStableFunc(pts, func(a, b canvas.Float64Point) int {
-		switch {
-		case a.X < b.X:
-			return -1
-		case a.X > b.X:
-			return 1
-		}
-		return 0
-	})
 	return pts
 }
 
@@ -122,86 +110,13 @@ func sweepCharts(st *theme.Styles, cmp *visual.SweepComparison, w, h int) string
 	return lipgloss.JoinHorizontal(lipgloss.Top, cols...)
 }
 
-// drawCurves draws a (box lines) over b (braille) in w x h cells, each
-// cell of a sweep marked where it lies.
+// drawCurves draws a (box lines, ● at each cell) over b (braille, ○)
+// in w x h cells.
 func drawCurves(st *theme.Styles, w, h int, maxX, maxY float64, a, b []canvas.Float64Point) string {
-	if w < 8 || h < 3 {
-		return ""
-	}
-	lc := linechart.New(w, h, 0, maxX, 0, maxY,
-		linechart.WithXYSteps(1, 2),
-		linechart.WithStyles(st.ChartAxis, st.ChartLabel, st.SeriesA),
-		// The x labels are drawn under the chart at round values.
-		linechart.WithXLabelFormatter(func(int, float64) string { return "" }),
-		linechart.WithYLabelFormatter(axisLabel))
-	lc.DrawXYAxisAndLabel()
-	for i := 1; i < len(b); i++ {
-		lc.DrawBrailleLineWithStyle(b[i-1], b[i], st.SeriesB)
-	}
-	for i := 1; i < len(a); i++ {
-		lc.DrawLineWithStyle(a[i-1], a[i], runes.ArcLineStyle, st.SeriesA)
-	}
-	for _, p := range b {
-		lc.DrawRuneWithStyle(p, '○', st.SeriesB)
-	}
-	// A's marks where its box lines run (they are scaled onto the axes),
-	// kept off the axes themselves.
-	o := lc.Origin()
-	for _, f := range a {
-		p := canvas.CanvasPointFromFloat64Point(o, lc.ScaleFloat64PointForLine(f))
-		p.X, p.Y = max(p.X, o.X+1), min(p.Y, o.Y-1)
-		lc.Canvas.SetCell(p, canvas.NewCellWithStyle('●', st.SeriesA))
-	}
-	lines := strings.Split(lc.View(), "\n")
-	lines[len(lines)-1] = xAxis(st, w, lc.Origin().X, lc.GraphWidth(), maxX)
-	return strings.Join(lines, "\n")
-}
-
-// xAxis labels round values of 0..maxX under a graph that starts at
-// column x and is gw wide.
-func xAxis(st *theme.Styles, w, x, gw int, maxX float64) string {
-	line := []rune(strings.Repeat(" ", w))
-	step := niceStep(maxX / float64(max(gw/8, 1)))
-	next := 0 // first free column
-	for v := 0.0; v <= maxX+1e-9; v += step {
-		label := axisLabel(0, v)
-		at := x + int(math.Round(v/maxX*float64(gw-1)))
-		if at < next || at+len(label) > w {
-			continue
-		}
-		copy(line[at:], []rune(label))
-		next = at + len(label) + 1
-	}
-	return st.ChartLabel.Render(strings.TrimRight(string(line), " "))
-}
-
-// niceStep is the smallest 1, 2 or 5 times a power of ten >= v.
-func niceStep(v float64) float64 {
-	if v <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= v {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// axisLabel formats an axis label in at most five cells.
-func axisLabel(_ int, v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.1fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	case v >= 1e3:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	case v >= 10 || v == math.Trunc(v):
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.1f", v)
+	return curve.Draw(st, w, h, curve.Chart{MaxX: maxX, MaxY: maxY, Series: []curve.Series{
+		{Points: a, Stroke: curve.Box, Mark: '●', Style: st.SeriesA},
+		{Points: b, Stroke: curve.Braille, Mark: '○', Style: st.SeriesB},
+	}})
 }
 
 // sweepLegend names the strokes and the x axis.

@@ -61,6 +61,9 @@ func (m *Model) loaded(msg readMsg) {
 	f := msg.file
 	m.info = Info{Workload: msg.workload, Dimension: f.Sweep.Dimension, Values: f.Sweep.Values,
 		Search: f.Sweep.Search, SLO: f.Sweep.SLO != nil}
+	if f.Sweep.SLO != nil {
+		m.info.TTFTSLOms, m.info.GoodputTarget = f.Sweep.SLO.TTFTms, f.Sweep.GoodputTarget
+	}
 	if m.info.Workload == "" {
 		m.info.Workload = "sweep"
 	}

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/load"
 	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/screens/common"
 )
@@ -36,10 +37,16 @@ func NewSession(o bsweep.Options) *Session {
 	return &Session{o: o, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
-// InfoOf describes a sweep for the screen's header.
+// InfoOf describes a sweep for the screen's header and its curve's
+// levels (the SLO's TTFT limit, the goodput target).
 func InfoOf(o bsweep.Options) Info {
-	return Info{Workload: o.Config.Workload(), Dimension: o.Dimension, Values: o.Values, Search: o.Search,
-		MaxCells: o.MaxCells, SLO: o.Config.String("slo") != ""}
+	info := Info{Workload: o.Config.Workload(), Dimension: o.Dimension, Values: o.Values, Search: o.Search,
+		MaxCells: o.MaxCells}
+	if slo, _ := load.ParseSLO(o.Config.String("slo")); slo != nil {
+		g := o.GoodputTarget
+		info.SLO, info.GoodputTarget, info.TTFTSLOms = true, &g, slo.Millis().TTFTms
+	}
+	return info
 }
 
 // run runs the sweep once, reporting to events, and blocks until it has

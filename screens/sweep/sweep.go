@@ -9,13 +9,11 @@ package sweep
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
-	"github.com/NimbleMarkets/ntcharts/canvas/runes"
-	"github.com/NimbleMarkets/ntcharts/linechart/wavelinechart"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -24,6 +22,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/curve"
 	"github.com/kvbench/kvbench/screens/dialog"
 )
 
@@ -59,6 +58,9 @@ type Info struct {
 	Search              bool
 	MaxCells            int
 	SLO                 bool
+	// TTFTSLOms is the SLO's TTFT limit and GoodputTarget the good
+	// fraction a cell must reach (nil when not set): drawn as levels.
+	TTFTSLOms, GoodputTarget *float64
 }
 
 type eventMsg struct{ ev Event }
@@ -85,6 +87,7 @@ type Model struct {
 	w, h    int
 	cells   []bsweep.Cell
 	current *bench.Runner
+	inCell  bool // a cell has started and not finished
 	curIdx  int
 	curVal  float64
 	snap    bench.Snapshot
@@ -186,13 +189,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) apply(ev Event) tea.Cmd {
 	switch ev.Kind {
 	case CellStarted:
-		m.current, m.curIdx, m.curVal = ev.Runner, ev.Index, ev.Value
+		m.current, m.inCell, m.curIdx, m.curVal = ev.Runner, true, ev.Index, ev.Value
 		m.snap = bench.Snapshot{}
 	case CellDone:
 		m.cells = append(m.cells, ev.Cell)
-		m.current = nil
+		m.current, m.inCell = nil, false
 	case Done:
-		m.done, m.dir, m.code, m.err, m.current = true, ev.Dir, ev.Code, ev.Err, nil
+		m.done, m.dir, m.code, m.err, m.current, m.inCell = true, ev.Dir, ev.Code, ev.Err, nil, false
 		if ev.File != nil {
 			m.result = ev.File.Result
 		}
@@ -248,7 +251,7 @@ func (m *Model) View() string {
 		b.WriteString(st.OK.Render(fit(line, m.w)) + "\n")
 	case m.stopping:
 		b.WriteString(st.Warn.Render(fit("stopping: waiting for the requests in flight", m.w)) + "\n")
-	case m.current != nil:
+	case m.inCell:
 		prog := fmt.Sprintf("cell %d: %s %s, %d requests done", m.curIdx+1, m.info.Dimension, bsweep.Format(m.curVal), m.snap.Done)
 		if m.snap.PhaseTotal > 0 {
 			prog += fmt.Sprintf(" of %d in %s", m.snap.PhaseTotal, m.snap.Phase)
@@ -256,10 +259,15 @@ func (m *Model) View() string {
 		if l := m.snap.Load; l.AchievedRate != nil {
 			prog += fmt.Sprintf(", %.1f req/s", *l.AchievedRate)
 		}
+		if g := m.snap.Load.GoodFraction; g != nil {
+			prog += fmt.Sprintf(", good %.0f%%", *g*100)
+		}
 		if m.snap.Load.Slipping {
 			prog += ", schedule slipping: " + m.snap.Load.Cause
 		}
 		b.WriteString(fit(prog, m.w) + "\n")
+	case len(m.cells) > 0:
+		b.WriteString(fit(fmt.Sprintf("cell %d done, next cell starting…", len(m.cells)), m.w) + "\n")
 	default:
 		b.WriteString("starting…\n")
 	}
@@ -302,57 +310,217 @@ func (m *Model) xOf(c bsweep.Cell) float64 {
 	return c.Value
 }
 
+// xUnit is the x axis' unit, saying what was measured when long.
+func (m *Model) xUnit(long bool) string {
+	switch {
+	case m.info.Dimension == bsweep.Concurrency && long:
+		return "mean in flight"
+	case m.info.Dimension == bsweep.Concurrency:
+		return "in flight"
+	case long:
+		return "req/s achieved"
+	}
+	return "req/s"
+}
+
+// curves are the finished cells' figures against x, each series in x
+// order (cells finish in the order a search visits them, not by load).
+type curves struct {
+	p50, p99, good []canvas.Float64Point
+	maxX, maxTTFT  float64
+}
+
+func (m *Model) curves() curves {
+	var cv curves
+	for _, c := range m.cells {
+		x := m.xOf(c)
+		cv.maxX = max(cv.maxX, x)
+		if c.P50TTFTms != nil {
+			cv.p50 = append(cv.p50, canvas.Float64Point{X: x, Y: *c.P50TTFTms})
+			cv.maxTTFT = max(cv.maxTTFT, *c.P50TTFTms)
+		}
+		if c.P99TTFTms != nil {
+			cv.p99 = append(cv.p99, canvas.Float64Point{X: x, Y: *c.P99TTFTms})
+			cv.maxTTFT = max(cv.maxTTFT, *c.P99TTFTms)
+		}
+		if c.GoodFraction != nil {
+			cv.good = append(cv.good, canvas.Float64Point{X: x, Y: *c.GoodFraction * 100})
+		}
+	}
+	cv.p50, cv.p99, cv.good = curve.Ordered(cv.p50), curve.Ordered(cv.p99), curve.Ordered(cv.good)
+	return cv
+}
+
+// capacity is the cell of the highest value that met the goodput
+// target: the sweep's result once it has ended, else the best so far
+// (final false). ok is false when no cell passed or there is no SLO.
+func (m *Model) capacity() (c bsweep.Cell, final, ok bool) {
+	if m.result != nil {
+		for _, c := range m.cells {
+			if c.Value == m.result.MaxValue {
+				return c, true, true
+			}
+		}
+		return bsweep.Cell{Value: m.result.MaxValue}, true, false
+	}
+	if m.done || m.info.GoodputTarget == nil {
+		return c, false, false
+	}
+	for _, x := range m.cells {
+		if x.GoodFraction != nil && *x.GoodFraction >= *m.info.GoodputTarget && (!ok || x.Value > c.Value) {
+			c, ok = x, true
+		}
+	}
+	return c, false, ok
+}
+
+// minChartW is the narrowest useful chart: below two of them side by
+// side, only the TTFT chart shows.
+const minChartW = 36
+
+// part is a piece of a title or legend in its style.
+type part struct {
+	text  string
+	style lipgloss.Style
+}
+
+// pick renders the longest of the variants (longest first) that fits in
+// w cells, cut when none does.
+func pick(w int, variants ...[]part) string {
+	for i, v := range variants {
+		n := 0
+		for _, p := range v {
+			n += len([]rune(p.text))
+		}
+		if n > w && i < len(variants)-1 {
+			continue
+		}
+		var b strings.Builder
+		for _, p := range v {
+			t := fit(p.text, w)
+			w -= len([]rune(t))
+			b.WriteString(p.style.Render(t))
+			if w <= 0 {
+				break
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
 // charts draws TTFT p50/p99 against x and, with an SLO, the good
-// fraction, side by side.
+// fraction, side by side, each series joined in x order with its own
+// mark; the TTFT limit and the goodput target as dashed levels, the
+// capacity found as a dashed mark, named in a legend line under them.
 func (m *Model) charts(h int) string {
 	st := m.c.Styles
-	cells := append([]bsweep.Cell(nil), m.cells...)
-	sort.Slice(cells, func(i, j int) bool { return m.xOf(cells[i]) < m.xOf(cells[j]) })
+	if len(m.cells) == 0 {
+		return lipgloss.NewStyle().Width(m.w).Height(h).Render("the curve draws as cells finish")
+	}
+	cv := m.curves()
 	n := 1
-	if m.info.SLO {
+	if m.info.SLO && m.w/2 >= minChartW {
 		n = 2
 	}
 	w := m.w / n
-	if len(cells) == 0 {
-		return lipgloss.NewStyle().Width(m.w).Height(h).Render("the curve draws as cells finish")
+	maxX := cv.maxX*1.05 + 1e-9
+	var marks []curve.Guide
+	capCell, final, capOK := m.capacity()
+	if capOK {
+		marks = append(marks, curve.Guide{At: m.xOf(capCell), Style: st.OK})
 	}
-	maxX, maxY := 0.0, 0.0
-	for _, c := range cells {
-		maxX = max(maxX, m.xOf(c))
-		if c.P99TTFTms != nil {
-			maxY = max(maxY, *c.P99TTFTms)
-		}
+	legend := m.legend(capCell, final, capOK, n == 2)
+	if legend != "" {
+		h--
 	}
-	xLabel := "achieved req/s"
-	if m.info.Dimension == bsweep.Concurrency {
-		xLabel = "mean concurrency"
+	unit := m.xUnit(w-1 >= 50)
+
+	top := max(cv.maxTTFT, 1)
+	var levels []curve.Guide
+	if slo := m.info.TTFTSLOms; slo != nil {
+		top = max(top, *slo)
+		levels = append(levels, curve.Guide{At: *slo, Style: st.Warn})
 	}
-	ttft := wavelinechart.New(w, h-1, wavelinechart.WithXYRange(0, maxX*1.05+1e-9, 0, maxY*1.1+1e-9))
-	ttft.SetDataSetStyles("p99", runes.ArcLineStyle, st.SeriesB)
-	ttft.SetDataSetStyles("p50", runes.ArcLineStyle, st.SeriesA)
-	for _, c := range cells {
-		x := m.xOf(c)
-		if c.P50TTFTms != nil {
-			ttft.PlotDataSet("p50", canvas.Float64Point{X: x, Y: *c.P50TTFTms})
-		}
-		if c.P99TTFTms != nil {
-			ttft.PlotDataSet("p99", canvas.Float64Point{X: x, Y: *c.P99TTFTms})
-		}
-	}
-	ttft.DrawAll()
-	out := lipgloss.JoinVertical(lipgloss.Left, fit("TTFT p50 / p99 (ms) by "+xLabel, w), ttft.View())
+	ttft := curve.Draw(st, w-1, h-1, curve.Chart{MaxX: maxX, MaxY: top * 1.15, XUnit: unit, Levels: levels, Marks: marks,
+		Series: []curve.Series{
+			{Points: cv.p99, Stroke: curve.Box, Mark: '●', Style: st.SeriesA},
+			{Points: cv.p50, Stroke: curve.Braille, Mark: '○', Style: st.SeriesB},
+		}})
+	pl, p99, p50 := st.PanelTitle, part{"●─ p99", st.SeriesA}, part{"○⠒ p50", st.SeriesB}
+	sp := part{"  ", lipgloss.NewStyle()}
+	title := pick(w-1,
+		[]part{{"TTFT p50 / p99 (ms)", pl}, sp, p99, sp, p50},
+		[]part{{"TTFT (ms)", pl}, {" ", pl}, {"●─p99", st.SeriesA}, {" ", pl}, {"○⠒p50", st.SeriesB}},
+		[]part{{"TTFT ms", pl}, {" ", pl}, {"●p99", st.SeriesA}, {" ", pl}, {"○p50", st.SeriesB}})
+	cols := []string{lipgloss.NewStyle().Width(w).Render(title + "\n" + ttft)}
 	if n == 2 {
-		good := wavelinechart.New(w, h-1, wavelinechart.WithXYRange(0, maxX*1.05+1e-9, 0, 100))
-		good.SetStyles(runes.ArcLineStyle, st.SeriesA)
-		for _, c := range cells {
-			if c.GoodFraction != nil {
-				good.Plot(canvas.Float64Point{X: m.xOf(c), Y: *c.GoodFraction * 100})
-			}
+		var lv []curve.Guide
+		if g := m.info.GoodputTarget; g != nil {
+			lv = append(lv, curve.Guide{At: *g * 100, Style: st.Warn})
 		}
-		good.Draw()
-		out = lipgloss.JoinHorizontal(lipgloss.Top, out, lipgloss.JoinVertical(lipgloss.Left, fit("good fraction (%) by "+xLabel, w), good.View()))
+		good := curve.Draw(st, w-1, h-1, curve.Chart{MaxX: maxX, MaxY: 100, XUnit: unit, Levels: lv, Marks: marks,
+			Series: []curve.Series{{Points: cv.good, Stroke: curve.Box, Mark: '◆', Style: st.SeriesA}}})
+		gt := pick(w-1, []part{{"good fraction (%)", pl}}, []part{{"good %", pl}})
+		cols = append(cols, lipgloss.NewStyle().Width(w).Render(gt+"\n"+good))
+	}
+	out := lipgloss.JoinHorizontal(lipgloss.Top, cols...)
+	if legend != "" {
+		out += "\n" + legend
 	}
 	return out
+}
+
+// legend names the guides drawn: the TTFT limit, the goodput target
+// (when its chart shows) and the capacity mark, in the longest of three
+// wordings that fits; "" when there are none.
+func (m *Model) legend(c bsweep.Cell, final, ok, goodChart bool) string {
+	st := m.c.Styles
+	slo, target := m.info.TTFTSLOms, m.info.GoodputTarget
+	if !goodChart {
+		target = nil
+	}
+	var level [3]string
+	switch {
+	case slo != nil && target != nil:
+		ms, pc := bsweep.Format(*slo), *target*100
+		level = [3]string{fmt.Sprintf("┄ TTFT SLO %s ms, goodput target %.0f%%", ms, pc),
+			fmt.Sprintf("┄ TTFT SLO %s ms, target %.0f%%", ms, pc), fmt.Sprintf("┄ SLO %s ms, %.0f%%", ms, pc)}
+	case slo != nil:
+		ms := bsweep.Format(*slo)
+		level = [3]string{"┄ TTFT SLO " + ms + " ms", "┄ TTFT SLO " + ms + " ms", "┄ SLO " + ms + " ms"}
+	case target != nil:
+		pc := fmt.Sprintf("%.0f%%", *target*100)
+		level = [3]string{"┄ goodput target " + pc, "┄ goodput target " + pc, "┄ target " + pc}
+	}
+	var capacity [3]string
+	if ok {
+		v := m.info.Dimension + " " + bsweep.Format(c.Value)
+		at := ""
+		if x := m.xOf(c); x != c.Value {
+			at = fmt.Sprintf(" (%s %s)", strconv.FormatFloat(x, 'f', 1, 64), m.xUnit(true))
+		}
+		capacity = [3]string{"┆ highest passing " + v + at, "┆ highest passing " + v, "┆ max " + bsweep.Format(c.Value)}
+		if !final {
+			capacity = [3]string{"┆ highest passing so far: " + v + at, "┆ passing so far: " + v, "┆ passes " + bsweep.Format(c.Value)}
+		}
+	}
+	if level[0] == "" && capacity[0] == "" {
+		return ""
+	}
+	variants := make([][]part, 3)
+	for i := range variants {
+		if level[i] != "" {
+			variants[i] = append(variants[i], part{level[i], st.Warn})
+		}
+		if level[i] != "" && capacity[i] != "" {
+			variants[i] = append(variants[i], part{"   ", lipgloss.NewStyle()})
+		}
+		if capacity[i] != "" {
+			variants[i] = append(variants[i], part{capacity[i], st.OK})
+		}
+	}
+	return pick(m.w, variants...)
 }
 
 // table lists the last rows-1 finished cells under a header.
