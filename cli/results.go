@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/app"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
+	"github.com/kvbench/kvbench/bench/report/visual"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/screens/common"
 )
@@ -40,32 +41,48 @@ On a terminal this opens the results explorer (one RUN_ID opens that run).
 With --no-interactive, or without a terminal, the runs are printed as a
 table, or with --format json as a JSON array. A run folder without a
 summary (the process crashed or was killed) is listed as incomplete,
-summarised from the requests it recorded.`,
+summarised from the requests it recorded. A sweep folder (kvbench sweep)
+is one entry: in the table its cells' request totals and what it found,
+in JSON an object with "kind": "sweep".`,
 		Example: `  kvbench results
   kvbench results --no-interactive
-  kvbench results --format json | jq '.[] | select(.complete) | .mean_ttft_ms'`,
+  kvbench results --format json | jq '.[] | select(.complete) | .mean_ttft_ms'
+  kvbench results --format json | jq '.[] | select(.kind == "sweep") | .max_value'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return Usagef("--format: invalid value %q (want text or json)", format)
 			}
 			var dirs []string
+			var sweeps []bool
 			for _, a := range args {
 				dir, err := runs.Resolve(runsDir, a)
+				isSweep := false
 				if err != nil {
-					return resUsage(err)
+					sdir, ok := visual.ResolveSweep(runsDir, a)
+					if !ok {
+						return resUsage(err)
+					}
+					dir, isSweep = sdir, true
 				}
-				dirs = append(dirs, dir)
+				dirs, sweeps = append(dirs, dir), append(sweeps, isSweep)
 			}
 			if !noInteractive && format == "text" && IsTTY() {
 				var open common.Intent = common.OpenResults{Only: dirs}
-				if len(dirs) == 1 {
+				switch {
+				case len(dirs) == 1 && sweeps[0]:
+					open = common.OpenSweep{Dir: dirs[0]}
+				case len(dirs) == 1:
 					open = common.OpenRunDetail{Dir: dirs[0]}
 				}
 				return exitCode(app.Open(cmd.Context(), runsDir, open))
 			}
 			var list []runs.Run
 			if len(dirs) > 0 {
-				for _, d := range dirs {
+				for i, d := range dirs {
+					if sweeps[i] {
+						list = append(list, *runs.ReadSweep(d))
+						continue
+					}
 					r, err := runs.Read(d)
 					if err != nil {
 						return err
@@ -74,7 +91,7 @@ summarised from the requests it recorded.`,
 				}
 			} else {
 				var err error
-				if list, err = runs.List(runsDir); err != nil {
+				if list, err = runs.ListAll(runsDir); err != nil {
 					return err
 				}
 			}
@@ -124,6 +141,35 @@ type runJSON struct {
 	Note *string `json:"note,omitempty"`
 }
 
+// sweepJSON is one sweep of `kvbench results --format json`
+// (docs/results.md): the sweep folder as one entry, its figures those of
+// sweep.json. Runs carry no kind; a sweep's is "sweep".
+type sweepJSON struct {
+	ID        string  `json:"id"`
+	Kind      string  `json:"kind"`
+	Name      *string `json:"name"`
+	Workload  *string `json:"workload"`
+	Model     *string `json:"model"`
+	EngineURL *string `json:"engine_url"`
+	StartedAt *string `json:"started_at"`
+	// Dimension is rate or concurrency; Search is true for a capacity
+	// search, false for a list; Values the list (a search: its start).
+	Dimension *string   `json:"dimension"`
+	Search    bool      `json:"search"`
+	Values    []float64 `json:"values"`
+	// Cells is how many cells ran; MaxValue the highest value that met
+	// the goodput target (sweep.json's result.max_value), null when none
+	// did or no SLO was given.
+	Cells          int      `json:"cells"`
+	MaxValue       *float64 `json:"max_value"`
+	GoodputTarget  *float64 `json:"goodput_target"`
+	TotalRequests  int      `json:"total_requests"`
+	FailedRequests int      `json:"failed_requests"`
+	Interrupted    bool     `json:"interrupted"`
+	Complete       bool     `json:"complete"`
+	Note           *string  `json:"note,omitempty"`
+}
+
 func nullable(s string) *string {
 	if s == "" {
 		return nil
@@ -131,19 +177,32 @@ func nullable(s string) *string {
 	return &s
 }
 
-// WriteRunsJSON prints the runs as a JSON array (an empty array when
-// there are none), two-space indented.
+// WriteRunsJSON prints the runs and sweeps as a JSON array (an empty
+// array when there are none), two-space indented.
 func WriteRunsJSON(w io.Writer, list []runs.Run) error {
-	out := make([]runJSON, 0, len(list))
+	out := make([]any, 0, len(list))
 	for _, r := range list {
+		var started *string
+		if !r.StartedAt.IsZero() {
+			started = nullable(r.StartedAt.UTC().Format(time.RFC3339))
+		}
+		if s := r.Sweep; s != nil {
+			j := sweepJSON{ID: r.ID, Kind: "sweep", Name: nullable(r.Name), Workload: nullable(r.Workload), Model: nullable(r.Model),
+				EngineURL: nullable(r.EngineURL), StartedAt: started, Dimension: nullable(s.Dimension), Search: s.Search,
+				Values: s.Values, Cells: s.Cells, MaxValue: s.MaxValue, GoodputTarget: s.GoodputTarget,
+				TotalRequests: r.TotalRequests, FailedRequests: r.FailedRequests, Interrupted: r.Interrupted,
+				Complete: r.Complete, Note: nullable(r.Note)}
+			if j.Values == nil {
+				j.Values = []float64{}
+			}
+			out = append(out, j)
+			continue
+		}
 		j := runJSON{
 			ID: r.ID, Name: nullable(r.Name), Workload: nullable(r.Workload), Model: nullable(r.Model),
-			EngineURL: nullable(r.EngineURL), TotalRequests: r.TotalRequests, FailedRequests: r.FailedRequests,
+			EngineURL: nullable(r.EngineURL), StartedAt: started, TotalRequests: r.TotalRequests, FailedRequests: r.FailedRequests,
 			MeanTTFTms: r.MeanTTFTms, P99TTFTms: r.P99TTFTms, OutputThroughput: r.OutputThroughput,
 			HitRatio: r.HitRatio, Interrupted: r.Interrupted, Complete: r.Complete,
-		}
-		if !r.StartedAt.IsZero() {
-			j.StartedAt = nullable(r.StartedAt.UTC().Format(time.RFC3339))
 		}
 		if r.Shards > 0 {
 			j.Shards = &r.Shards
@@ -156,7 +215,9 @@ func WriteRunsJSON(w io.Writer, list []runs.Run) error {
 	return enc.Encode(out)
 }
 
-// WriteRunsTable prints the runs as a plain table, newest first.
+// WriteRunsTable prints the runs and sweeps as a plain table, in the
+// order given (newest first from ListAll). A sweep's figure columns are
+// `-`; its status says what it is and found.
 func WriteRunsTable(w io.Writer, list []runs.Run) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "no runs")
@@ -180,6 +241,16 @@ func WriteRunsTable(w io.Writer, list []runs.Run) error {
 			hit = fmt.Sprintf("%.1f", *r.HitRatio*100)
 		}
 		status := string(r.Status())
+		if r.Sweep != nil {
+			what := r.Sweep.Descriptions()[0]
+			if r.Err != nil {
+				what = "sweep, " + record.SweepFile + " unreadable"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t-\t-\t-\t-\t%s, %s\n",
+				r.ID, started, dash(r.Name), dash(r.Workload), dash(r.Model), dash(r.EngineHost()),
+				r.TotalRequests-r.FailedRequests, r.FailedRequests, status, what)
+			continue
+		}
 		if r.Corrupt > 0 {
 			status += fmt.Sprintf(" (%d unreadable line(s))", r.Corrupt)
 		}

@@ -206,13 +206,18 @@ func List(runsDir string) ([]Run, error) {
 			runs = append(runs, *r)
 		}
 	}
-	sort.SliceStable(runs, func(i, j int) bool {
-		if !runs[i].StartedAt.Equal(runs[j].StartedAt) {
-			return runs[i].StartedAt.After(runs[j].StartedAt)
-		}
-		return runs[i].ID > runs[j].ID
-	})
+	sortNewest(runs)
 	return runs, nil
+}
+
+// sortNewest orders rows newest first, then by id, descending.
+func sortNewest(rows []Run) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		if !rows[i].StartedAt.Equal(rows[j].StartedAt) {
+			return rows[i].StartedAt.After(rows[j].StartedAt)
+		}
+		return rows[i].ID > rows[j].ID
+	})
 }
 
 // Read reads one run folder as List would; an error when dir is not a run

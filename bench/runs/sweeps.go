@@ -1,13 +1,13 @@
 package runs
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -150,13 +150,19 @@ func ListSweeps(runsDir string) ([]Run, error) {
 		}
 		out = append(out, *ReadSweep(dir))
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].StartedAt.Equal(out[j].StartedAt) {
-			return out[i].StartedAt.After(out[j].StartedAt)
-		}
-		return out[i].ID > out[j].ID
-	})
+	sortNewest(out)
 	return out, nil
+}
+
+// ListAll is every run and every sweep of runsDir (List and
+// ListSweeps), newest first; a sweep's row has Sweep set.
+func ListAll(runsDir string) ([]Run, error) {
+	rs, err := List(runsDir)
+	sw, serr := ListSweeps(runsDir)
+	all := append(rs, sw...)
+	sortNewest(all)
+	// Both fail together (the runs directory cannot be read): one error.
+	return all, cmp.Or(err, serr)
 }
 
 // ReadSweep is the row of the sweep folder dir: its name, workload, model

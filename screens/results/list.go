@@ -7,7 +7,6 @@
 package results
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -168,9 +167,8 @@ func deleteManyCmd(dirs []string, by common.ID) tea.Cmd {
 func (l *List) load() tea.Cmd {
 	dir := l.c.RunsDir
 	return func() tea.Msg {
-		rs, err := runs.List(dir)
-		sw, serr := runs.ListSweeps(dir)
-		return runsMsg{to: l.id, runs: append(rs, sw...), err: cmp.Or(err, serr)}
+		rs, err := runs.ListAll(dir)
+		return runsMsg{to: l.id, runs: rs, err: err}
 	}
 }
 
