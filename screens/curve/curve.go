@@ -47,6 +47,9 @@ type Series struct {
 type Guide struct {
 	At    float64
 	Style lipgloss.Style
+	// Label is a level's y label, in its style, in place of the round
+	// values next to it ("" for none).
+	Label string
 }
 
 // The guides' runes: dashed, so they never read as a series' stroke.
@@ -87,9 +90,11 @@ func Draw(st *theme.Styles, w, h int, c Chart) string {
 		// The x labels are drawn under the chart at round values.
 		linechart.WithXLabelFormatter(func(int, float64) string { return "" }),
 		// Room for the y labels yLabels writes.
-		linechart.WithYLabelFormatter(func(int, float64) string { return strings.Repeat(" ", yLabelWidth(h-2, c.MaxY)) }))
+		linechart.WithYLabelFormatter(func(int, float64) string { return strings.Repeat(" ", yLabelWidth(h-2, c)) }))
 	lc.DrawXYAxisAndLabel()
-	yLabels(&lc, st, c.MaxY)
+	o, gw, gh := lc.Origin(), lc.GraphWidth(), lc.GraphHeight()
+	a := area{x0: o.X + 1, y0: o.Y - 1, gw: gw, gh: gh, maxX: c.MaxX, maxY: c.MaxY}
+	yLabels(&lc, st, a, c.Levels)
 	series := make([]Series, len(c.Series))
 	for i, s := range c.Series {
 		s.Points = Ordered(s.Points)
@@ -100,22 +105,24 @@ func Draw(st *theme.Styles, w, h int, c Chart) string {
 		s := series[i]
 		for j := 1; j < len(s.Points); j++ {
 			if s.Stroke == Braille {
-				lc.DrawBrailleLineWithStyle(s.Points[j-1], s.Points[j], s.Style)
+				dots := graph.NewBrailleGrid(gw, gh, 0, c.MaxX, 0, c.MaxY)
+				for _, p := range graph.GetLinePoints(a.dot(s.Points[j-1]), a.dot(s.Points[j])) {
+					dots.Set(p)
+				}
+				graph.DrawBraillePatterns(&lc.Canvas, canvas.Point{X: a.x0, Y: a.y0 - gh + 1}, dots.BraillePatterns(), s.Style)
 			} else {
-				lc.DrawLineWithStyle(s.Points[j-1], s.Points[j], runes.ArcLineStyle, s.Style)
+				graph.DrawLinePoints(&lc.Canvas, graph.GetLinePoints(a.at(s.Points[j-1]), a.at(s.Points[j])), runes.ArcLineStyle, s.Style)
 			}
 		}
 	}
-	o, gw, gh := lc.Origin(), lc.GraphWidth(), lc.GraphHeight()
 	// Guides only where no stroke runs.
 	free := func(p canvas.Point) bool { return lc.Canvas.Cell(p).Rune == runes.Null }
 	for _, g := range c.Levels {
 		if g.At < 0 || g.At > c.MaxY {
 			continue
 		}
-		y := o.Y - int(math.Round(g.At/c.MaxY*float64(gh)))
-		y = min(max(y, o.Y-gh), o.Y-1)
-		for x := o.X + 1; x <= o.X+gw; x++ {
+		y := a.at(canvas.Float64Point{Y: g.At}).Y
+		for x := a.x0; x < a.x0+gw; x++ {
 			if p := (canvas.Point{X: x, Y: y}); free(p) {
 				lc.Canvas.SetCell(p, canvas.NewCellWithStyle(LevelRune, g.Style))
 			}
@@ -125,9 +132,8 @@ func Draw(st *theme.Styles, w, h int, c Chart) string {
 		if g.At < 0 || g.At > c.MaxX {
 			continue
 		}
-		x := o.X + int(math.Round(g.At/c.MaxX*float64(gw)))
-		x = min(max(x, o.X+1), o.X+gw)
-		for y := o.Y - gh; y < o.Y; y++ {
+		x := a.at(canvas.Float64Point{X: g.At}).X
+		for y := a.y0 - gh + 1; y <= a.y0; y++ {
 			if p := (canvas.Point{X: x, Y: y}); free(p) {
 				lc.Canvas.SetCell(p, canvas.NewCellWithStyle(MarkRune, g.Style))
 			}
@@ -135,25 +141,40 @@ func Draw(st *theme.Styles, w, h int, c Chart) string {
 	}
 	// Point marks last, in the same order as the strokes, each in the
 	// cell its stroke passes the point in.
-	dots := graph.NewBrailleGrid(gw, gh, 0, c.MaxX, 0, c.MaxY)
 	for i := len(series) - 1; i >= 0; i-- {
 		s := series[i]
 		for _, f := range s.Points {
-			var p canvas.Point
-			if s.Stroke == Braille {
-				g := dots.GridPoint(f)
-				p = canvas.Point{X: o.X + 1 + g.X/2, Y: g.Y / 4}
-			} else {
-				// Box lines are scaled onto the axes.
-				p = canvas.CanvasPointFromFloat64Point(o, lc.ScaleFloat64PointForLine(f))
-			}
-			p.X, p.Y = min(max(p.X, o.X+1), o.X+gw), min(max(p.Y, o.Y-gh), o.Y-1)
-			lc.Canvas.SetCell(p, canvas.NewCellWithStyle(s.Mark, s.Style))
+			lc.Canvas.SetCell(a.at(f), canvas.NewCellWithStyle(s.Mark, s.Style))
 		}
 	}
 	lines := strings.Split(lc.View(), "\n")
-	lines[len(lines)-1] = XAxis(st, w, o.X, gw, c.MaxX, c.XUnit)
+	lines[len(lines)-1] = XAxis(st, w, a.x0, gw, c.MaxX, c.XUnit)
 	return strings.Join(lines, "\n")
+}
+
+// area is the plot inside the axes: gw columns from x0, gh rows up from
+// y0 (the row over the x axis). 0 sits on the first column and row and
+// the maximum on the last, so no curve runs along an axis.
+type area struct {
+	x0, y0, gw, gh int
+	maxX, maxY     float64
+}
+
+func frac(v, m float64) float64 { return min(max(v/m, 0), 1) }
+
+// at is the cell of a value (the cell of its braille dot, so box lines
+// and braille agree), values outside the axes at their edge.
+func (a area) at(f canvas.Float64Point) canvas.Point {
+	d := a.dot(f)
+	return canvas.Point{X: a.x0 + d.X/2, Y: a.y0 - a.gh + 1 + d.Y/4}
+}
+
+// dot is the braille dot of a value in a grid of 2 x 4 dots per cell,
+// from the top left of the plot (ntcharts' own grid truncates; this
+// rounds).
+func (a area) dot(f canvas.Float64Point) canvas.Point {
+	w, h := 2*a.gw-1, 4*a.gh-1
+	return canvas.Point{X: int(math.Round(frac(f.X, a.maxX) * float64(w))), Y: h - int(math.Round(frac(f.Y, a.maxY)*float64(h)))}
 }
 
 // yTicks are the round values labelled on a y axis of gh rows from 0
@@ -167,42 +188,52 @@ func yTicks(gh int, maxY float64) []float64 {
 	return out
 }
 
-func yLabelWidth(gh int, maxY float64) int {
+func yLabelWidth(gh int, c Chart) int {
 	n := 1
-	for _, v := range yTicks(gh, maxY) {
+	for _, v := range yTicks(gh, c.MaxY) {
 		n = max(n, len(AxisLabel(0, v)))
+	}
+	for _, g := range c.Levels {
+		n = max(n, len([]rune(g.Label)))
 	}
 	return n
 }
 
 // yLabels writes round values (not ntcharts' evenly spaced rows, which
-// give odd values) at the rows the box lines put them on, at least two
-// rows apart.
-func yLabels(lc *linechart.Model, st *theme.Styles, maxY float64) {
-	o, gh := lc.Origin(), lc.GraphHeight()
-	last := o.Y + 2
-	for _, v := range yTicks(gh, maxY) {
-		y := o.Y - int(math.Round(v/maxY*float64(gh)))
-		label := AxisLabel(0, v)
-		if y > last-2 || len(label) > o.X {
+// give odd values) at their rows, at least two rows apart, and the
+// levels' labels, in place of a round value on the same row.
+func yLabels(lc *linechart.Model, st *theme.Styles, a area, levels []Guide) {
+	taken := map[int]bool{}
+	for _, g := range levels {
+		if g.Label == "" || g.At < 0 || g.At > a.maxY {
 			continue
 		}
-		lc.Canvas.SetStringWithStyle(canvas.Point{X: o.X - len(label), Y: y}, label, st.ChartLabel)
+		y := a.at(canvas.Float64Point{Y: g.At}).Y
+		if n := len([]rune(g.Label)); n <= a.x0-1 {
+			lc.Canvas.SetStringWithStyle(canvas.Point{X: a.x0 - 1 - n, Y: y}, g.Label, g.Style)
+			taken[y] = true
+		}
+	}
+	last := a.y0 + 3
+	for _, v := range yTicks(a.gh, a.maxY) {
+		y := a.at(canvas.Float64Point{Y: v}).Y
+		label := AxisLabel(0, v)
+		if y > last-2 || taken[y] || len(label) > a.x0-1 {
+			continue
+		}
+		lc.Canvas.SetStringWithStyle(canvas.Point{X: a.x0 - 1 - len(label), Y: y}, label, st.ChartLabel)
 		last = y
 	}
 }
 
-// XAxis labels round values of 0..maxX under a graph that starts at
-// column x and is gw wide, with unit at the right end when it fits.
+// XAxis labels round values of 0..maxX under a plot whose first column
+// is x and that is gw wide, with unit at the right end when it fits.
 func XAxis(st *theme.Styles, w, x, gw int, maxX float64, unit string) string {
 	line := []rune(strings.Repeat(" ", w))
 	end := w // labels end before end
-	if unit != "" && len([]rune(unit))+x+8 <= w {
-		u := []rune(unit)
+	if u := []rune(unit); len(u) > 0 && len(u)+x+8 <= w {
 		copy(line[w-len(u):], u)
 		end = w - len(u) - 1
-	} else {
-		unit = ""
 	}
 	step := NiceStep(maxX / float64(max(gw/8, 1)))
 	next := 0 // first free column

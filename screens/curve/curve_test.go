@@ -105,7 +105,7 @@ func TestGuides(t *testing.T) {
 	st := styles()
 	v := Draw(st, 60, 16, Chart{MaxX: 20, MaxY: 1000, XUnit: "req/s",
 		Series: []Series{{Points: []canvas.Float64Point{pt(2, 100), pt(18, 900)}, Stroke: Box, Mark: '●', Style: st.SeriesA}},
-		Levels: []Guide{{At: 500, Style: st.Warn}}, Marks: []Guide{{At: 10, Style: st.OK}}})
+		Levels: []Guide{{At: 500, Style: st.Warn, Label: "SLO"}}, Marks: []Guide{{At: 10, Style: st.OK}}})
 	rows := plot(t, v)
 	level := -1
 	for y, r := range rows {
@@ -119,6 +119,9 @@ func TestGuides(t *testing.T) {
 	if want := len(rows) - 1 - 7; level < want-1 || level > want+1 {
 		t.Errorf("the level 500 of 1000 is on row %d of %d:\n%s", level, len(rows), v)
 	}
+	if l := strings.Split(v, "\n")[level]; !strings.HasPrefix(l, " SLO│┄") {
+		t.Errorf("the level's row is labelled %q", l)
+	}
 	if n := strings.Count(v, string(MarkRune)); n < len(rows)-3 {
 		t.Errorf("%d mark runes for %d rows:\n%s", n, len(rows), v)
 	}
@@ -127,7 +130,7 @@ func TestGuides(t *testing.T) {
 		t.Errorf("x axis %q", x)
 	}
 	// Round y labels.
-	for _, want := range []string{"1.0k│", " 600│", " 200│", "   0└"} {
+	for _, want := range []string{"1.0k│", " 600│", " 200│", "   0│"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("y label %q missing:\n%s", want, v)
 		}

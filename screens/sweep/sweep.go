@@ -440,7 +440,7 @@ func (m *Model) charts(h int) string {
 	var levels []curve.Guide
 	if slo := m.info.TTFTSLOms; slo != nil {
 		top = max(top, *slo)
-		levels = append(levels, curve.Guide{At: *slo, Style: st.Warn})
+		levels = append(levels, curve.Guide{At: *slo, Style: st.Warn, Label: curve.AxisLabel(0, *slo)})
 	}
 	ttft := curve.Draw(st, w-1, h-1, curve.Chart{MaxX: maxX, MaxY: top * 1.15, XUnit: unit, Levels: levels, Marks: marks,
 		Series: []curve.Series{
@@ -457,7 +457,7 @@ func (m *Model) charts(h int) string {
 	if n == 2 {
 		var lv []curve.Guide
 		if g := m.info.GoodputTarget; g != nil {
-			lv = append(lv, curve.Guide{At: *g * 100, Style: st.Warn})
+			lv = append(lv, curve.Guide{At: *g * 100, Style: st.Warn, Label: curve.AxisLabel(0, *g*100)})
 		}
 		good := curve.Draw(st, w-1, h-1, curve.Chart{MaxX: maxX, MaxY: 100, XUnit: unit, Levels: lv, Marks: marks,
 			Series: []curve.Series{{Points: cv.good, Stroke: curve.Box, Mark: '◆', Style: st.SeriesA}}})
