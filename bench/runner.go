@@ -634,6 +634,11 @@ func (r *Runner) Run(ctx context.Context) Finish {
 			Log:    r.log,
 		})
 	}
+	if streams, _ := workload.PlannedStreams(r.prep.Config); streams > 1 {
+		t0 := time.Now()
+		n := r.client.Prewarm(ctx, streams)
+		r.log.Info("connections opened ahead", "run", r.rec.ID(), "want", streams, "opened", n, "took", time.Since(t0).String())
+	}
 	monitorDone := make(chan struct{})
 	stopMonitor := make(chan struct{})
 	go r.monitor(stopMonitor, monitorDone)

@@ -489,6 +489,63 @@ func (w *watchdog) stopWatch() {
 	w.timer.Load().Stop()
 }
 
+// Prewarm opens up to n connections to the engine before the run needs
+// them, so a burst of n streams does not dial, and grow n connection
+// goroutines, inside the requests it measures: n concurrent GET
+// {base}/models each keep their response open until all have one, then
+// leave their connections idle for the requests. It returns how many
+// connections it opened; failures only leave fewer (the requests dial
+// their own). A connection the engine closes meanwhile is retried once
+// by the request that finds it closed (spec/record.md, Connections).
+func (c *Client) Prewarm(ctx context.Context, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, prewarmTimeout)
+	defer cancel()
+	var (
+		wg     sync.WaitGroup
+		opened atomic.Int64
+	)
+	all := make(chan struct{})
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	for range n {
+		wg.Go(func() {
+			once := sync.OnceFunc(arrived.Done)
+			defer once()
+			hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.modelsURL, nil)
+			if err != nil {
+				return
+			}
+			hreq.Header["Accept"] = headerJSON
+			hreq.Header["User-Agent"] = headerAgent
+			if c.auth != nil {
+				hreq.Header["Authorization"] = c.auth
+			}
+			resp, err := c.hc.Do(hreq)
+			if err != nil {
+				return
+			}
+			opened.Add(1)
+			// Hold the connection until every request has one of its own.
+			once()
+			select {
+			case <-all:
+			case <-ctx.Done():
+			}
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+		})
+	}
+	go func() { arrived.Wait(); close(all) }()
+	wg.Wait()
+	return int(opened.Load())
+}
+
+// prewarmTimeout bounds Prewarm.
+const prewarmTimeout = 10 * time.Second
+
 // Models lists the engine's model ids (GET {base}/models), in order. It
 // gives up after 30s unless ctx ends sooner; errors name the URL, never
 // the key, and an empty list is an error.

@@ -264,3 +264,71 @@ func ptrStr(p *string) string {
 	}
 	return *p
 }
+
+// Prewarm opens one connection per planned stream before the run: n
+// streams sent at once afterwards all find an idle connection and dial
+// none of their own.
+func TestPrewarmOpensOneConnectionPerStream(t *testing.T) {
+	const n = 8
+	release := make(chan struct{})
+	s := startRaw(t, func(w *bufio.Writer, conn, nth int, req *http.Request) bool {
+		if req.Method == http.MethodGet {
+			body := `{"object":"list","data":[{"id":"m"}]}`
+			w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+			return true
+		}
+		<-release // every stream in flight at once
+		writeStream(w, connTestStream)
+		return true
+	})
+	c := rawClient(t, s)
+	if got := c.Prewarm(context.Background(), n); got != n {
+		t.Fatalf("Prewarm opened %d connections, want %d", got, n)
+	}
+	conns := func() map[int]bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		m := map[int]bool{}
+		for _, x := range s.seen {
+			m[x.conn] = true
+		}
+		return m
+	}
+	if got := len(conns()); got != n {
+		t.Fatalf("the server saw %d connections after Prewarm, want %d", got, n)
+	}
+	var wg sync.WaitGroup
+	results := make([]Result, n)
+	for i := range n {
+		wg.Go(func() {
+			results[i] = c.Do(context.Background(), &Request{ID: "r" + strconv.Itoa(i), Messages: []Message{{"user", "hi"}}, MaxTokens: 4})
+		})
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s.mu.Lock()
+		posts := len(s.seen) - n
+		s.mu.Unlock()
+		if posts == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("%d of %d streams reached the server", posts, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	for i, r := range results {
+		if !r.Successful || r.Retries != 0 {
+			t.Errorf("request %d: successful %v, retries %d", i, r.Successful, r.Retries)
+		}
+	}
+	if got := len(conns()); got != n {
+		t.Errorf("%d streams at once used %d connections in all, want the %d opened ahead", n, got, n)
+	}
+	if got := c.Prewarm(context.Background(), 1); got != 0 {
+		t.Errorf("Prewarm(1) opened %d connections: one stream needs none ahead", got)
+	}
+}
