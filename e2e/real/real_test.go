@@ -510,3 +510,68 @@ func TestTraceReplayExactLengths(t *testing.T) {
 		t.Errorf("workload block: %v", w)
 	}
 }
+
+// LMCache's newer workloads against llama.cpp's server: kv-tier-pressure
+// learns its one-token words through llama.cpp's /tokenize and, its
+// documents in random order, reuses only the system prompt (what a prefix
+// cache can); rag-qa-quality aligns its passages through /tokenize,
+// prefills them alone and writes its quality file.
+func TestKVTierPressure(t *testing.T) {
+	need(t)
+	r := kvbench(t, "--workload", "kv-tier-pressure", "--tokens-per-gb-kvcache", "1000", "--ktp-pool-size", "8",
+		"--ktp-docs-per-request", "2", "--ktp-context-length", "300", "--ktp-num-requests", "10", "--format", "json")
+	r.check(t, "kv-tier-pressure")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	w, _ := r.Summary["workload"].(map[string]any)
+	if n, _ := w["vocabulary_words"].(float64); n < 256 {
+		t.Errorf("vocabulary_words %v: the engine's tokenizer must give at least 256 one-token words", w["vocabulary_words"])
+	}
+	if v := verdict(r); v != "met" {
+		t.Errorf("kv-tier-pressure verdict %v: %v", v, w["expectation"])
+	}
+	measured := 0
+	for _, q := range r.Requests {
+		if q["phase"] == "measured" {
+			measured++
+			if docs, _ := q["documents"].([]any); len(docs) != 2 {
+				t.Errorf("%v carried documents %v, want 2", q["request_id"], q["documents"])
+			}
+		}
+	}
+	if measured != 10 {
+		t.Errorf("%d measured requests, want 10", measured)
+	}
+}
+
+func TestRAGQAQuality(t *testing.T) {
+	need(t)
+	data, err := filepath.Abs("../../bench/workload/testdata/rag_musique.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := kvbench(t, "--workload", "rag-qa-quality", "--rag-dataset", data, "--rag-max-output-length", "16",
+		"--rag-doc-align-tokens", "32", "--format", "json")
+	r.check(t, "rag-qa-quality")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	w, _ := r.Summary["workload"].(map[string]any)
+	if w["off_alignment"] != float64(0) || w["num_samples"] != float64(3) {
+		t.Errorf("off_alignment %v, num_samples %v", w["off_alignment"], w["num_samples"])
+	}
+	if v := verdict(r); v != "met" {
+		t.Errorf("rag-qa-quality verdict %v: %v", v, w["expectation"])
+	}
+	b, err := os.ReadFile(filepath.Join(r.Dir, "rag_qa_quality.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q struct {
+		PerSample []map[string]any `json:"per_sample"`
+	}
+	if err := json.Unmarshal(b, &q); err != nil || len(q.PerSample) != 3 {
+		t.Fatalf("rag_qa_quality.json: %v, %d samples", err, len(q.PerSample))
+	}
+}
