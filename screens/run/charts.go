@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/bench/stats"
+	"github.com/kvbench/kvbench/screens/curve"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -46,19 +47,6 @@ func seriesData(series []stats.Point) chartData {
 	return d
 }
 
-// compact formats an axis label in at most five cells.
-func compact(_ int, v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.1fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	case v >= 1e3:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
 // What an empty chart says, while running and once finished.
 const (
 	waiting  = "waiting for the first second…"
@@ -90,7 +78,7 @@ func drawChart(s *theme.Styles, w, h int, a, b []float64, first, last int, empty
 	opts := []linechart.Option{
 		linechart.WithXYSteps(0, 2),
 		linechart.WithStyles(s.ChartAxis, s.ChartLabel, s.SeriesA),
-		linechart.WithYLabelFormatter(compact),
+		linechart.WithYLabelFormatter(curve.AxisLabel),
 	}
 	probe := linechart.New(w, ch, 0, 1, 0, top, opts...)
 	gw := max(probe.GraphWidth(), 1)
