@@ -23,37 +23,14 @@ const (
 	concDim = "concurrency"
 )
 
-// sweepRecord is what the explorer reads of sweep.json.
-type sweepRecord struct {
-	Sweep struct {
-		Name          string          `json:"name"`
-		StartedAt     string          `json:"started_at"`
-		FinishedAt    string          `json:"finished_at"`
-		Interrupted   bool            `json:"interrupted"`
-		Dimension     string          `json:"dimension"`
-		Values        []float64       `json:"values"`
-		Search        bool            `json:"search"`
-		GoodputTarget *float64        `json:"goodput_target"`
-		SLO           json.RawMessage `json:"slo"`
-	} `json:"sweep"`
-	Cells []struct {
-		Value          float64 `json:"value"`
-		RunID          string  `json:"run_id"`
-		TotalRequests  int     `json:"total_requests"`
-		FailedRequests int     `json:"failed_requests"`
-	} `json:"cells"`
-	Result *struct {
-		MaxValue float64 `json:"max_value"`
-	} `json:"result"`
-}
-
-func readSweepRecord(dir string) (*sweepRecord, error) {
+// readSweepRecord reads a sweep folder's sweep.json (a regular file only).
+func readSweepRecord(dir string) (*record.SweepSummary, error) {
 	path := filepath.Join(dir, record.SweepFile)
 	b, err := record.ReadRegular(path, 16<<20)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", record.SweepFile, err)
 	}
-	var f sweepRecord
+	var f record.SweepSummary
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -188,7 +165,7 @@ func ReadSweep(dir string) *Run {
 	r.Complete = s.FinishedAt != ""
 	r.Interrupted = s.Interrupted || !r.Complete
 	r.Sweep = &Sweep{Dimension: s.Dimension, Search: s.Search, Values: s.Values, Cells: len(f.Cells),
-		GoodputTarget: s.GoodputTarget, SLO: len(s.SLO) > 0 && string(s.SLO) != "null"}
+		GoodputTarget: s.GoodputTarget, SLO: s.SLO != nil}
 	if f.Result != nil {
 		v := f.Result.MaxValue
 		r.Sweep.MaxValue = &v

@@ -54,56 +54,14 @@ type Options struct {
 	RunCell func(ctx context.Context, r *bench.Runner) bench.Finish
 }
 
-// Info is sweep.json's `sweep` object.
-type Info struct {
-	ID            string      `json:"id"`
-	Name          string      `json:"name"`
-	StartedAt     string      `json:"started_at"`
-	FinishedAt    string      `json:"finished_at"`
-	Interrupted   bool        `json:"interrupted"`
-	Dimension     string      `json:"dimension"`
-	Values        []float64   `json:"values"`
-	Search        bool        `json:"search"`
-	GoodputTarget *float64    `json:"goodput_target"`
-	SLO           *load.SLOms `json:"slo"`
-}
-
-// Cell is one cell's row of sweep.json and sweep.csv.
-type Cell struct {
-	Value            float64  `json:"value"`
-	RunID            string   `json:"run_id"`
-	TargetRate       *float64 `json:"target_rate"`
-	AchievedRate     *float64 `json:"achieved_rate"`
-	MeanConcurrency  *float64 `json:"mean_concurrency"`
-	Delivered        *bool    `json:"delivered"`
-	TotalRequests    int      `json:"total_requests"`
-	FailedRequests   int      `json:"failed_requests"`
-	P50TTFTms        *float64 `json:"p50_ttft_ms"`
-	P99TTFTms        *float64 `json:"p99_ttft_ms"`
-	MeanTPOTms       *float64 `json:"mean_tpot_ms"`
-	OutputThroughput float64  `json:"output_throughput"`
-	HitRatio         *float64 `json:"hit_ratio"`
-	GoodFraction     *float64 `json:"good_fraction"`
-	GoodputRPS       *float64 `json:"goodput_rps"`
-
-	// ExitCode is the cell run's exit code (not in the files).
-	ExitCode int `json:"-"`
-}
-
-// Result is sweep.json's `result`: the highest value that passed.
-type Result struct {
-	MaxValue          float64  `json:"max_value"`
-	GoodFractionAtMax *float64 `json:"good_fraction_at_max"`
-}
-
-// File is sweep.json.
-type File struct {
-	SchemaVersion int         `json:"schema_version"`
-	Tool          record.Tool `json:"tool"`
-	Sweep         Info        `json:"sweep"`
-	Cells         []Cell      `json:"cells"`
-	Result        *Result     `json:"result"`
-}
+// sweep.json's types are the record's (bench/record/sweep.go), under the
+// names the sweep runner and its front-ends use.
+type (
+	Info   = record.SweepInfo
+	Cell   = record.SweepCell
+	Result = record.SweepResult
+	File   = record.SweepSummary
+)
 
 // Validate checks the options before anything runs (exit code 2).
 func (o *Options) Validate() error {
