@@ -514,14 +514,9 @@ func (c *Client) Prewarm(ctx context.Context, n int) int {
 		wg.Go(func() {
 			once := sync.OnceFunc(arrived.Done)
 			defer once()
-			hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.modelsURL, nil)
+			hreq, err := c.newModelsGet(ctx)
 			if err != nil {
 				return
-			}
-			hreq.Header["Accept"] = headerJSON
-			hreq.Header["User-Agent"] = headerAgent
-			if c.auth != nil {
-				hreq.Header["Authorization"] = c.auth
 			}
 			resp, err := c.hc.Do(hreq)
 			if err != nil {
@@ -543,6 +538,20 @@ func (c *Client) Prewarm(ctx context.Context, n int) int {
 	return int(opened.Load())
 }
 
+// newModelsGet is GET {base}/models with the client's headers and key.
+func (c *Client) newModelsGet(ctx context.Context) (*http.Request, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.modelsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header["Accept"] = headerJSON
+	hreq.Header["User-Agent"] = headerAgent
+	if c.auth != nil {
+		hreq.Header["Authorization"] = c.auth
+	}
+	return hreq, nil
+}
+
 // prewarmTimeout bounds Prewarm.
 const prewarmTimeout = 10 * time.Second
 
@@ -556,14 +565,9 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
 	defer cancel()
 	where := "GET " + redactURL(c.modelsURL)
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.modelsURL, nil)
+	hreq, err := c.newModelsGet(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", where, c.redact(unwrapURLError(err).Error()))
-	}
-	hreq.Header["Accept"] = headerJSON
-	hreq.Header["User-Agent"] = headerAgent
-	if c.auth != nil {
-		hreq.Header["Authorization"] = c.auth
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
