@@ -106,17 +106,61 @@ func TestFixedTTFTIgnoresLoadAndCache(t *testing.T) {
 	}
 }
 
+// Fixed delays are real on the wire and never scaled by --speed: the
+// stream takes the three 30 ms gaps in real time, and the chunks were
+// scheduled exactly 30 ms apart. (Gaps seen by the client are not
+// compared with 30 ms: a chunk delivered late makes the next gap look
+// shorter by as much.)
 func TestFixedITLOnTheWire(t *testing.T) {
-	r := startSim(t, func(c *Config) {
+	cfg := testConfig(func(c *Config) {
 		c.ZeroLatency = false
 		c.FixedITL = 30 * time.Millisecond
 		c.Speed = 1000 // never applies to fixed delays
 	})
-	start := time.Now()
-	res := streamChat(t, r.URL(), "hi", map[string]any{"max_tokens": 4, "ignore_eos": true})
-	if took := time.Since(start); took < 90*time.Millisecond || res.MaxGap < 30*time.Millisecond {
-		t.Errorf("4 chunks 30ms apart took %v (max gap %v)", took, res.MaxGap)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
+	rec := &recordingClock{}
+	s.clock = rec
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	start := time.Now()
+	streamChat(t, hs.URL, "hi", map[string]any{"max_tokens": 4, "ignore_eos": true})
+	if took := time.Since(start); took < 90*time.Millisecond {
+		t.Errorf("4 chunks 30ms apart took %v, want at least 90ms", took)
+	}
+	d := rec.deadlines()
+	if len(d) < 3 {
+		t.Fatalf("%d sleeps, want the three between 4 chunks", len(d))
+	}
+	d = d[len(d)-3:]
+	for i := 1; i < len(d); i++ {
+		if gap := d[i].Sub(d[i-1]); gap != 30*time.Millisecond {
+			t.Errorf("chunk %d scheduled %v after the one before, want exactly 30ms", i+2, gap)
+		}
+	}
+}
+
+// recordingClock is the real clock, remembering every deadline it slept
+// until.
+type recordingClock struct {
+	realClock
+	mu    sync.Mutex
+	until []time.Time
+}
+
+func (c *recordingClock) SleepUntil(ctx context.Context, t time.Time) error {
+	c.mu.Lock()
+	c.until = append(c.until, t)
+	c.mu.Unlock()
+	return c.realClock.SleepUntil(ctx, t)
+}
+
+func (c *recordingClock) deadlines() []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Time(nil), c.until...)
 }
 
 // gateClock holds every sleep until the test opens the gate.
