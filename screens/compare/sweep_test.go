@@ -16,26 +16,6 @@ import (
 	"github.com/kvbench/kvbench/screens/screentest"
 )
 
-// sweeps writes a list sweep A over 2,4,8 and a search B over 4,8,16.
-func sweeps(t *testing.T) (dir, a, b string) {
-	t.Helper()
-	dir = t.TempDir()
-	F := runstest.F
-	a = runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "base", Started: t0, GoodputTarget: F(0.9), MaxValue: F(4), GoodFractionAtMax: F(0.95),
-		Cells: []runstest.SweepCell{
-			{Value: 2, Achieved: F(1.98), P50TTFTms: F(40), P99TTFTms: F(100), GoodFraction: F(1)},
-			{Value: 4, Achieved: F(3.9), P50TTFTms: F(60), P99TTFTms: F(200), GoodFraction: F(0.95)},
-			{Value: 8, Achieved: F(5.5), P50TTFTms: F(300), P99TTFTms: F(900), GoodFraction: F(0.4), Undelivered: true},
-		}})
-	b = runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "cache", Started: t0.Add(time.Hour), GoodputTarget: F(0.9), MaxValue: F(8), GoodFractionAtMax: F(0.92), Search: true,
-		Cells: []runstest.SweepCell{
-			{Value: 4, Achieved: F(3.95), P50TTFTms: F(30), P99TTFTms: F(150), GoodFraction: F(1)},
-			{Value: 8, Achieved: F(7.8), P50TTFTms: F(50), P99TTFTms: F(450), GoodFraction: F(0.92)},
-			{Value: 16, Achieved: F(12), P50TTFTms: F(400), P99TTFTms: F(2000), GoodFraction: F(0.1)},
-		}})
-	return dir, a, b
-}
-
 func openSweeps(t *testing.T, dir, a, b string, w, h int) tea.Model {
 	t.Helper()
 	c := screentest.Common(w, h, screentest.Now)
@@ -52,7 +32,7 @@ func openSweeps(t *testing.T, dir, a, b string, w, h int) tea.Model {
 // and the cells side by side, at every size from the smallest.
 func TestSweepCompareGolden(t *testing.T) {
 	screentest.PinColors()
-	dir, a, b := sweeps(t)
+	dir, a, b := runstest.TwoSweeps(t, t0)
 	for _, sz := range [][2]int{{80, 22}, {140, 45}, {200, 58}} {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			m := openSweeps(t, dir, filepath.Base(a), filepath.Base(b), sz[0], sz[1])
@@ -72,7 +52,7 @@ func TestSweepCompareGolden(t *testing.T) {
 
 func TestSweepCompareContent(t *testing.T) {
 	screentest.PinColors()
-	dir, a, b := sweeps(t)
+	dir, a, b := runstest.TwoSweeps(t, t0)
 	m := openSweeps(t, dir, a, b, 140, 45)
 	v := m.View()
 	for _, want := range []string{
@@ -124,7 +104,7 @@ func TestSweepCompareContent(t *testing.T) {
 // A sweep against a run is refused in words.
 func TestSweepAgainstRun(t *testing.T) {
 	screentest.PinColors()
-	dir, a, _ := sweeps(t)
+	dir, a, _ := runstest.TwoSweeps(t, t0)
 	run := runstest.Write(t, dir, runstest.Spec{Name: "r", Started: t0.Add(3 * time.Hour), Requests: 3, Summary: true})
 	c := screentest.Common(100, 30, screentest.Now)
 	c.RunsDir = dir

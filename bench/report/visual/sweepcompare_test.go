@@ -15,29 +15,8 @@ import (
 
 var sweepT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
 
-// twoSweeps writes a list sweep A over 2,4,8 and a search B over
-// 4,8,16 (B faster at 4 and 8), both with a goodput target of 90%.
-func twoSweeps(t *testing.T) (dir, a, b string) {
-	t.Helper()
-	dir = t.TempDir()
-	F := runstest.F
-	a = runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "base", Started: sweepT0, GoodputTarget: F(0.9), MaxValue: F(4), GoodFractionAtMax: F(0.95),
-		Cells: []runstest.SweepCell{
-			{Value: 2, Achieved: F(1.98), P50TTFTms: F(40), P99TTFTms: F(100), GoodFraction: F(1)},
-			{Value: 4, Achieved: F(3.9), P50TTFTms: F(60), P99TTFTms: F(200), GoodFraction: F(0.95)},
-			{Value: 8, Achieved: F(5.5), P50TTFTms: F(300), P99TTFTms: F(900), GoodFraction: F(0.4), Undelivered: true},
-		}})
-	b = runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "cache", Started: sweepT0.Add(time.Hour), GoodputTarget: F(0.9), MaxValue: F(8), GoodFractionAtMax: F(0.92), Search: true,
-		Cells: []runstest.SweepCell{
-			{Value: 4, Achieved: F(3.95), P50TTFTms: F(30), P99TTFTms: F(150), GoodFraction: F(1)},
-			{Value: 8, Achieved: F(7.8), P50TTFTms: F(50), P99TTFTms: F(450), GoodFraction: F(0.92)},
-			{Value: 16, Achieved: F(12), P50TTFTms: F(400), P99TTFTms: F(2000), GoodFraction: F(0.1)},
-		}})
-	return dir, a, b
-}
-
 func TestCompareSweepsPairsCellsByValue(t *testing.T) {
-	dir, a, b := twoSweeps(t)
+	dir, a, b := runstest.TwoSweeps(t, sweepT0)
 	c, err := visual.OpenSweeps(dir, filepath.Base(a), b)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +115,7 @@ func TestCompareSweepsMismatch(t *testing.T) {
 }
 
 func TestResolveSweep(t *testing.T) {
-	dir, a, _ := twoSweeps(t)
+	dir, a, _ := runstest.TwoSweeps(t, sweepT0)
 	run := runstest.Write(t, dir, runstest.Spec{Name: "r", Started: sweepT0, Requests: 2, Summary: true})
 	for name, want := range map[string]string{
 		filepath.Base(a):             a,  // id

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/bench/load"
+	"github.com/kvbench/kvbench/bench/record"
 )
 
 // SweepCell is one cell of a generated sweep. Nil figures are null.
@@ -45,60 +48,63 @@ func WriteSweep(tb testing.TB, runsDir string, s SweepSpec) string {
 	if s.Started.IsZero() {
 		s.Started = time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
 	}
-	id := s.Started.Format("20060102-150405") + "-sweep-" + s.Workload
-	if s.Name != "" {
-		id += "-" + s.Name
-	}
+	id := record.FolderName("sweep-"+s.Workload, s.Name, s.Started)
 	sd := filepath.Join(runsDir, id)
-	cellsDir := filepath.Join(sd, "cells")
-	if err := os.MkdirAll(cellsDir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	var cells, values []any
+	f := &record.SweepSummary{SchemaVersion: 1, Tool: record.Tool{Name: "kvbench", Version: "test"},
+		Sweep: record.SweepInfo{ID: id, Name: s.Name, StartedAt: s.Started.UTC().Format(time.RFC3339),
+			FinishedAt: s.Started.Add(time.Hour).UTC().Format(time.RFC3339), Interrupted: s.Interrupted,
+			Dimension: s.Dimension, Values: []float64{}, Search: s.Search, GoodputTarget: s.GoodputTarget},
+		Cells: []record.SweepCell{}}
 	for i, c := range s.Cells {
 		runID := fmt.Sprintf("%02d-%s-%s", i+1, s.Dimension, strconv.FormatFloat(c.Value, 'f', -1, 64))
-		rd := Write(tb, cellsDir, Spec{Name: runID, Workload: s.Workload, Started: s.Started.Add(time.Duration(i) * time.Minute),
-			Requests: 10, Summary: true})
-		if err := os.Rename(rd, filepath.Join(cellsDir, runID)); err != nil {
-			tb.Fatal(err)
-		}
-		cell := map[string]any{
-			"value": c.Value, "run_id": runID, "target_rate": nil, "achieved_rate": nil, "mean_concurrency": nil,
-			"delivered": !c.Undelivered, "total_requests": 10, "failed_requests": c.FailedRequests,
-			"p50_ttft_ms": c.P50TTFTms, "p99_ttft_ms": c.P99TTFTms, "mean_tpot_ms": nil, "output_throughput": 100,
-			"hit_ratio": nil, "good_fraction": c.GoodFraction, "goodput_rps": nil,
-		}
+		Write(tb, filepath.Join(sd, record.SweepCellsDir), Spec{Folder: runID, Name: runID, Workload: s.Workload,
+			Started: s.Started.Add(time.Duration(i) * time.Minute), Requests: 10, Summary: true})
+		delivered := !c.Undelivered
+		cell := record.SweepCell{Value: c.Value, RunID: runID, Delivered: &delivered, TotalRequests: 10,
+			FailedRequests: c.FailedRequests, P50TTFTms: c.P50TTFTms, P99TTFTms: c.P99TTFTms, OutputThroughput: 100,
+			GoodFraction: c.GoodFraction}
 		if s.Dimension == "rate" {
-			cell["target_rate"], cell["achieved_rate"] = c.Value, c.Achieved
+			cell.TargetRate, cell.AchievedRate = F(c.Value), c.Achieved
 		} else {
-			cell["mean_concurrency"] = c.Achieved
+			cell.MeanConcurrency = c.Achieved
 		}
-		cells = append(cells, cell)
-		values = append(values, c.Value)
+		f.Cells = append(f.Cells, cell)
+		f.Sweep.Values = append(f.Sweep.Values, c.Value)
 	}
-	var result any
 	if s.MaxValue != nil {
-		result = map[string]any{"max_value": *s.MaxValue, "good_fraction_at_max": s.GoodFractionAtMax}
+		f.Result = &record.SweepResult{MaxValue: *s.MaxValue, GoodFractionAtMax: s.GoodFractionAtMax}
 	}
-	var slo any
 	if s.GoodputTarget != nil {
-		slo = map[string]any{"ttft_ms": 500, "tpot_ms": nil, "e2e_ms": nil}
+		f.Sweep.SLO = &load.SLOms{TTFTms: F(500)}
 	}
-	doc := map[string]any{
-		"schema_version": 1,
-		"tool":           map[string]any{"name": "kvbench", "version": "test"},
-		"sweep": map[string]any{"id": id, "name": s.Name, "started_at": s.Started.UTC().Format(time.RFC3339),
-			"finished_at": s.Started.Add(time.Hour).UTC().Format(time.RFC3339), "interrupted": s.Interrupted,
-			"dimension": s.Dimension, "values": values, "search": s.Search, "goodput_target": s.GoodputTarget, "slo": slo},
-		"cells":  cells,
-		"result": result,
-	}
-	b, err := json.MarshalIndent(doc, "", "  ")
+	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(sd, "sweep.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(sd, record.SweepFile), b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	return sd
+}
+
+// TwoSweeps writes two sweeps under a new directory for the comparison
+// tests: a list sweep "base" over 2, 4, 8 (the 8 cell not delivered) and,
+// an hour later, a search "cache" over 4, 8, 16 that is faster at 4 and
+// 8; both with a goodput target of 90%.
+func TwoSweeps(t testing.TB, started time.Time) (dir, a, b string) {
+	t.Helper()
+	dir = t.TempDir()
+	a = WriteSweep(t, dir, SweepSpec{Name: "base", Started: started, GoodputTarget: F(0.9), MaxValue: F(4), GoodFractionAtMax: F(0.95),
+		Cells: []SweepCell{
+			{Value: 2, Achieved: F(1.98), P50TTFTms: F(40), P99TTFTms: F(100), GoodFraction: F(1)},
+			{Value: 4, Achieved: F(3.9), P50TTFTms: F(60), P99TTFTms: F(200), GoodFraction: F(0.95)},
+			{Value: 8, Achieved: F(5.5), P50TTFTms: F(300), P99TTFTms: F(900), GoodFraction: F(0.4), Undelivered: true},
+		}})
+	b = WriteSweep(t, dir, SweepSpec{Name: "cache", Started: started.Add(time.Hour), GoodputTarget: F(0.9), MaxValue: F(8), GoodFractionAtMax: F(0.92), Search: true,
+		Cells: []SweepCell{
+			{Value: 4, Achieved: F(3.95), P50TTFTms: F(30), P99TTFTms: F(150), GoodFraction: F(1)},
+			{Value: 8, Achieved: F(7.8), P50TTFTms: F(50), P99TTFTms: F(450), GoodFraction: F(0.92)},
+			{Value: 16, Achieved: F(12), P50TTFTms: F(400), P99TTFTms: F(2000), GoodFraction: F(0.1)},
+		}})
+	return dir, a, b
 }
