@@ -12,25 +12,9 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 )
 
-// SweepCell is one cell of sweep.json. Figures a cell could not measure
-// are null.
-type SweepCell struct {
-	Value            float64  `json:"value"`
-	RunID            string   `json:"run_id"`
-	TargetRate       *float64 `json:"target_rate"`
-	AchievedRate     *float64 `json:"achieved_rate"`
-	MeanConcurrency  *float64 `json:"mean_concurrency"`
-	Delivered        *bool    `json:"delivered"`
-	TotalRequests    *int     `json:"total_requests"`
-	FailedRequests   *int     `json:"failed_requests"`
-	P50TTFTms        *float64 `json:"p50_ttft_ms"`
-	P99TTFTms        *float64 `json:"p99_ttft_ms"`
-	MeanTPOTms       *float64 `json:"mean_tpot_ms"`
-	OutputThroughput *float64 `json:"output_throughput"`
-	HitRatio         *float64 `json:"hit_ratio"`
-	GoodFraction     *float64 `json:"good_fraction"`
-	GoodputRPS       *float64 `json:"goodput_rps"`
-}
+// SweepCell is one cell of sweep.json: the record's type. Figures a
+// cell could not measure are null.
+type SweepCell = record.SweepCell
 
 // Sweep is a sweep folder: sweep.json and, where they are there, its
 // cells' run folders.
