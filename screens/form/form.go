@@ -77,6 +77,13 @@ type Model struct {
 	sweep    sweepAnswers // the sweep choice's settings
 	// sweepKind is sweep.kind as the sweep form's checks read it.
 	sweepKind atomic.Value
+	// The sweep fields whose words follow the kind, and the kind they show.
+	sweepList, sweepSLO *huh.Input
+	sweepShown          string
+	// The KV budget's fields whose words follow the engine URL.
+	lmcacheQ         *huh.Confirm
+	tokensIn         *huh.Input
+	describedBuiltin bool
 
 	width, height int
 	keys          keys
@@ -178,6 +185,36 @@ func (m *Model) needsBudget() bool {
 	return true
 }
 
+// lmcacheQuestion and tokensDescription are the KV budget's words, which
+// depend on whether the engine is the built-in one.
+func lmcacheQuestion(builtin bool) string {
+	if builtin {
+		return "yes: read tokens per GB from its /status; no: give it, or leave 0 for the built-in engine's own figure"
+	}
+	return "yes: read tokens per GB from its /status; no: give tokens per GB yourself"
+}
+
+func tokensDescription(builtin bool) string {
+	d := describe(field("tokens_per_gb_kvcache"))
+	if builtin {
+		d += " · 0 = the built-in engine's figure"
+	}
+	return d
+}
+
+// redescribe follows the engine URL on the update loop (huh evaluates a
+// DescriptionFunc in a command, off this loop, which both races with the
+// URL's writes and leaves a frame without it).
+func (m *Model) redescribe() {
+	b := m.builtin()
+	if m.lmcacheQ == nil || b == m.describedBuiltin {
+		return
+	}
+	m.describedBuiltin = b
+	m.lmcacheQ.Description(lmcacheQuestion(b))
+	m.tokensIn.Description(tokensDescription(b))
+}
+
 func (m *Model) builtin() bool { return strings.TrimSpace(m.engineURL) == "builtin" }
 
 func (m *Model) checkTokens(s string) error {
@@ -236,14 +273,11 @@ func (m *Model) build() {
 	// KV budget.
 	budget := func() bool { return !m.needsBudget() }
 	lmcacheQ := huh.NewConfirm().Key("use_lmcache").Title("Is there an LMCache server?").
-		DescriptionFunc(func() string {
-			if m.builtin() {
-				return "yes: read tokens per GB from its /status; no: give it, or leave 0 for the built-in engine's own figure"
-			}
-			return "yes: read tokens per GB from its /status; no: give tokens per GB yourself"
-		}, &m.engineURL).
+		Description(lmcacheQuestion(m.builtin())).
 		Affirmative("yes").Negative("no").Value(&m.useLMCache)
 	kvVolume := m.input("kv_cache_volume")
+	tokensIn := huh.NewInput().Key("tokens_per_gb_kvcache").Title("--tokens-per-gb-kvcache")
+	m.lmcacheQ, m.tokensIn, m.describedBuiltin = lmcacheQ, tokensIn, m.builtin()
 	if m.guided {
 		groups = append(groups, huh.NewGroup(lmcacheQ).Title("KV budget").WithHideFunc(budget))
 	} else {
@@ -255,15 +289,7 @@ func (m *Model) build() {
 			Description("LMCache server URL: tokens per GB is read from GET /status").
 			Value(&m.lmcacheURL).Validate(checkLMCacheURL)).Title("KV budget").
 			WithHideFunc(func() bool { return budget() || !m.useLMCache }),
-		huh.NewGroup(huh.NewInput().Key("tokens_per_gb_kvcache").Title("--tokens-per-gb-kvcache").
-			DescriptionFunc(func() string {
-				d := describe(field("tokens_per_gb_kvcache"))
-				if m.builtin() {
-					d += " · 0 = the built-in engine's figure"
-				}
-				return d
-			}, &m.engineURL).
-			Value(&m.tokens).Validate(m.checkTokens)).Title("KV budget").
+		huh.NewGroup(tokensIn.Description(tokensDescription(m.builtin())).Value(&m.tokens).Validate(m.checkTokens)).Title("KV budget").
 			WithHideFunc(func() bool { return budget() || m.useLMCache }),
 	)
 
@@ -512,6 +538,7 @@ func (m *Model) updateForm(msg tea.Msg) tea.Cmd {
 		m.form = f
 	}
 	m.refreshLDP()
+	m.redescribe()
 	if m.form.State == huh.StateCompleted {
 		m.toSummary()
 		return m.measureLDP(m.cfg)
@@ -693,7 +720,7 @@ func (m *Model) updateSub(msg tea.Msg) tea.Cmd {
 		m.sub = f
 	}
 	if m.stage == stageSweep {
-		m.sweepKind.Store(m.sweep.kind)
+		m.retitleSweep()
 	}
 	if m.sub.State != huh.StateCompleted {
 		return cmd

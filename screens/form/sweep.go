@@ -98,27 +98,13 @@ func (m *Model) openSweep() tea.Cmd {
 	m.stage = stageSweep
 	a := &m.sweep
 	m.sweepKind.Store(a.kind)
-	list := huh.NewInput().Key("sweep_list").
-		TitleFunc(func() string {
-			// Run in a command: the kind is read from its copy.
-			kind := m.kindNow()
-			if isSearch(kind) {
-				return "--" + listFlagOf(kind) + " (the search starts at the first value)"
-			}
-			return "--" + listFlagOf(kind)
-		}, &a.kind).
+	list := huh.NewInput().Key("sweep_list").Title(sweepListTitle(a.kind)).
 		Description("1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear); each value is one cell, an ordinary run").
 		Value(&a.list).Validate(func(s string) error {
 		_, err := bsweep.ParseList(listFlagOf(m.kindNow()), s)
 		return err
 	})
-	slo := huh.NewInput().Key("slo").Title("--slo").
-		DescriptionFunc(func() string {
-			if isSearch(m.kindNow()) {
-				return "needed by a search: a cell passes when its good fraction under it reaches the target · e.g. ttft=500ms,tpot=50ms"
-			}
-			return "optional: each cell's good fraction under it, and the highest passing value · e.g. ttft=500ms"
-		}, &a.kind).
+	slo := huh.NewInput().Key("slo").Title("--slo").Description(sweepSLODescription(a.kind)).
 		Value(&a.slo).Validate(func(s string) error {
 		_, err := load.ParseSLO(s)
 		if err == nil && isSearch(m.kindNow()) && strings.TrimSpace(s) == "" {
@@ -150,12 +136,43 @@ func (m *Model) openSweep() tea.Cmd {
 	km := huh.NewDefaultKeyMap()
 	km.Quit = key.NewBinding(key.WithDisabled())
 	km.Select.Filter.SetEnabled(false)
+	m.sweepList, m.sweepSLO, m.sweepShown = list, slo, a.kind
 	m.sub = huh.NewForm(
 		huh.NewGroup(kind, list, slo),
 		huh.NewGroup(target, cells).WithHideFunc(func() bool { return !isSearch(m.kindNow()) }),
 	).WithTheme(m.c.Styles.Huh()).WithKeyMap(km).WithShowHelp(false).WithShowErrors(false)
 	m.sizeForm()
 	return m.sub.Init()
+}
+
+// sweepListTitle is the list field's title for a kind.
+func sweepListTitle(kind string) string {
+	if isSearch(kind) {
+		return "--" + listFlagOf(kind) + " (the search starts at the first value)"
+	}
+	return "--" + listFlagOf(kind)
+}
+
+func sweepSLODescription(kind string) string {
+	if isSearch(kind) {
+		return "needed by a search: a cell passes when its good fraction under it reaches the target · e.g. ttft=500ms,tpot=50ms"
+	}
+	return "optional: each cell's good fraction under it, and the highest passing value · e.g. ttft=500ms"
+}
+
+// retitleSweep follows a change of kind on the update loop. huh's
+// TitleFunc and DescriptionFunc are evaluated in commands, so a frame
+// drawn before their answer arrives shows an empty title; a title set
+// here is on the very next frame.
+func (m *Model) retitleSweep() {
+	kind := m.sweep.kind
+	m.sweepKind.Store(kind)
+	if m.sweepList == nil || kind == m.sweepShown {
+		return
+	}
+	m.sweepShown = kind
+	m.sweepList.Title(sweepListTitle(kind))
+	m.sweepSLO.Description(sweepSLODescription(kind))
 }
 
 // sweepDone starts the sweep the answers describe, or says why not.
