@@ -771,6 +771,7 @@ func summarise(cfg *config.Config, engineURL, dir string, blocks stats.Blocks, o
 	default:
 		run.ExitCode = 0
 	}
+	record.ExpectationIn(outcome.Block).CountFailures(blocks.Results.FailedRequests, blocks.Results.TotalRequests)
 	sum := &record.Summary{
 		SchemaVersion: record.SchemaVersion,
 		Run:           run,

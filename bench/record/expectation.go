@@ -1,6 +1,9 @@
 package record
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Verdicts of a workload's expectation.
 const (
@@ -62,4 +65,41 @@ func WorkloadExpectation(s *Summary) *Expectation {
 		return nil
 	}
 	return &e
+}
+
+// ExpectationIn is the expectation a workload block holds (the
+// `expectation` key of a map or an Ordered block), nil when it has none.
+// It is the block's own value, so a change to it is a change to the
+// block.
+func ExpectationIn(block any) *Expectation {
+	var v any
+	switch b := block.(type) {
+	case map[string]any:
+		v = b["expectation"]
+	case Ordered:
+		for _, p := range b {
+			if p.Key == "expectation" {
+				v = p.Value
+			}
+		}
+	}
+	e, _ := v.(*Expectation)
+	return e
+}
+
+// CountFailures makes an expectation whose run had failed measured
+// requests not met (spec/workloads.md, "Verdicts count failures"): a
+// request that failed tested nothing, so no verdict can rest on the
+// rest. "k of n requests failed" leads the reason.
+func (e *Expectation) CountFailures(failed, total int) {
+	if e == nil || failed <= 0 {
+		return
+	}
+	e.Verdict = VerdictNotMet
+	lead := fmt.Sprintf("%d of %d requests failed", failed, total)
+	if e.Reason == "" {
+		e.Reason = lead
+		return
+	}
+	e.Reason = lead + "; " + e.Reason
 }
