@@ -23,6 +23,8 @@ type Snapshot struct {
 	// first token; 0 when there are none.
 	MeanTTFTms, P99TTFTms float64
 
+	// Cold, Reused and Unverified count the receipts of successful
+	// requests: a failed request is counted in Failed, not as unverified.
 	Cold, Reused, Unverified int
 	// HitRatio is cached/prompt tokens over requests with valid counts,
 	// nil when there are none.
@@ -55,6 +57,10 @@ type Collector struct {
 	retries                         int // every phase
 
 	done, failed int
+	// failedUnverified are the failed requests among unverified, which
+	// the final cache block counts (reason "error") and live progress
+	// does not.
+	failedUnverified int
 	first, last  time.Time // measured span: first submit, last finish
 
 	// Successful measured requests.
@@ -126,6 +132,9 @@ func (c *Collector) Add(r *sender.Result) {
 	e := entry{ttftMs: float32(math.NaN()), failed: !r.Successful}
 	if !r.Successful {
 		c.failed++
+		if r.CacheState != sender.StateCold && r.CacheState != sender.StateReused {
+			c.failedUnverified++
+		}
 		c.series.add(submit, finish, e)
 		return
 	}
@@ -253,7 +262,7 @@ func (c *Collector) Snapshot() Snapshot {
 		MeanTTFTms:       mean(c.sumTTFT, len(c.ttftMs)),
 		Cold:             c.cold,
 		Reused:           c.reused,
-		Unverified:       c.unverified,
+		Unverified:       c.unverified - c.failedUnverified,
 		HitRatio:         c.hitRatio(),
 		InputTokens:      c.inTokens,
 		OutputTokens:     c.outTokens,

@@ -300,7 +300,7 @@ func TestSnapshotTotals(t *testing.T) {
 	if !approx(s.MeanTTFTms, 250) || !approx(s.P99TTFTms, 397) {
 		t.Errorf("ttft mean/p99 = %v/%v, want 250/397", s.MeanTTFTms, s.P99TTFTms)
 	}
-	if s.Cold != 1 || s.Reused != 1 || s.Unverified != 3 || !approxp(s.HitRatio, 0.5) {
+	if s.Cold != 1 || s.Reused != 1 || s.Unverified != 2 || !approxp(s.HitRatio, 0.5) {
 		t.Errorf("cache = %d/%d/%d/%v", s.Cold, s.Reused, s.Unverified, deref(s.HitRatio))
 	}
 	if s.InputTokens != 1000 || s.OutputTokens != 75 || !approx(s.ElapsedS, 4) ||
@@ -499,5 +499,23 @@ func TestUndefinedResultsAreNull(t *testing.T) {
 	}
 	if got.MeanTTFTms == nil || *got.MeanTTFTms != 100 {
 		t.Errorf("one-token replies: mean TTFT %v, want 100", got.MeanTTFTms)
+	}
+}
+
+// Live progress counts a failed request as failed, not as an unverified
+// receipt; the final cache block keeps it among unverified (reason
+// "error"), as spec/record.md has it.
+func TestSnapshotFailedAreNotUnverified(t *testing.T) {
+	c := New()
+	for _, r := range fiveResults() {
+		c.Add(r)
+	}
+	s := c.Snapshot()
+	// r3 and r6 are successful and unverified; r4 failed.
+	if s.Failed != 1 || s.Unverified != 2 || s.Cold != 1 || s.Reused != 1 {
+		t.Fatalf("snapshot failed %d, cold/reused/unverified %d/%d/%d; want 1, 1/1/2", s.Failed, s.Cold, s.Reused, s.Unverified)
+	}
+	if got := c.Final(ClientInfo{}).Cache; got.Unverified != 3 || got.UnverifiedReasons["error"] != 1 {
+		t.Fatalf("cache block unverified %d reasons %v; want 3 with one error", got.Unverified, got.UnverifiedReasons)
 	}
 }
