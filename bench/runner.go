@@ -169,6 +169,7 @@ type Runner struct {
 	released    sync.Map    // *sender.Request -> load.Ticket, released ahead of Send
 	salt        *PromptSalt // --prompt-salt, applied to every request sent
 	cacheReset  *string     // what dropped the engine's cache (--reset-cache), nil when not asked
+	warnings    []string    // what the workload's plan check found, before the first request
 }
 
 // New builds the workload (validating its settings), returns a failed
@@ -620,6 +621,10 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	for _, w := range ShardWarnings(r.prep.Config) {
 		r.logf(true, "%s", w)
 	}
+	r.warnings = r.planWarnings(ctx)
+	for _, w := range r.warnings {
+		r.logf(true, "%s", w)
+	}
 
 	if r.metricsURL != "" {
 		key := ""
@@ -687,6 +692,10 @@ func (r *Runner) Run(ctx context.Context) Finish {
 		}
 		outcome.Sections = append(outcome.Sections, sec)
 	}
+	if e := record.ExpectationIn(outcome.Block); e != nil && e.Verdict != record.VerdictMet && len(r.warnings) > 0 {
+		// The plan check said why before the run; the verdict repeats it.
+		e.Reason += "; before the run: " + r.warnings[0]
+	}
 	ov := r.Overload()
 	blocks := r.stats.Final(stats.ClientInfo{
 		CPUSeconds:        stats.ProcessCPU().Seconds(),
@@ -728,6 +737,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	}
 	code := sum.Run.ExitCode
 	sum.CacheReset = r.cacheReset
+	sum.Warnings = r.warnings
 	if server != nil {
 		sum.ServerMetrics = server
 	}
@@ -863,6 +873,30 @@ func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		}
 	}
+}
+
+// planCheckTime bounds the plan check's questions to the engine (its
+// context length, a few /tokenize calls).
+const planCheckTime = 5 * time.Second
+
+// planWarnings asks the workload to check its plan against the engine
+// (spec/workloads.md, "sizes are checked up front").
+func (r *Runner) planWarnings(ctx context.Context) []string {
+	pc, ok := r.wl.(workload.PlanChecker)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, planCheckTime)
+	defer cancel()
+	e := &workload.Engine{BaseURL: r.prep.EngineURL, APIKey: r.prep.apiKey, Model: r.prep.RequestModel()}
+	check := workload.PlanCheck{ContextLength: workload.ContextLength(ctx, e), Tokens: workload.EngineTokens(e)}
+	if line := r.salt.Line("plan"); line != "" {
+		check.SaltTokens = len(strings.Fields(line)) + 1
+		if n, ok := check.Tokens(ctx, line); ok {
+			check.SaltTokens = n
+		}
+	}
+	return pc.PlanWarnings(ctx, check)
 }
 
 // ShardWarnings are the warnings a shard gives about what splitting does

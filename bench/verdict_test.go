@@ -36,3 +36,18 @@ func TestVerdictCountsFailures(t *testing.T) {
 		t.Fatalf("exit code %d, want 1", sum.Run.ExitCode)
 	}
 }
+
+// An engine whose context is shorter than the prompts is warned about
+// before the first request, in the summary's warnings, and the verdict
+// says it.
+func TestPlanWarnsOfAShortContext(t *testing.T) {
+	url := simtest.Start(t, func(c *sim.Config) { c.Speed = 20; c.MaxModelLen = 30 })
+	sum, _ := loadRun(t, url, nil)
+	if len(sum.Warnings) != 1 || !strings.Contains(sum.Warnings[0], "longer than the engine's context of 30 tokens") {
+		t.Fatalf("warnings %q", sum.Warnings)
+	}
+	e := record.WorkloadExpectation(sum)
+	if e == nil || e.Verdict != record.VerdictNotMet || !strings.Contains(e.Reason, "before the run: random-prefill") {
+		t.Fatalf("expectation %+v", e)
+	}
+}

@@ -71,6 +71,9 @@ type Summary struct {
 	// cache before the run (--reset-cache), null when none was asked.
 	CacheReset    *string `json:"cache_reset"`
 	ServerMetrics any     `json:"server_metrics,omitempty"`
+	// Warnings are what the workload's plan check found before the first
+	// request (spec/workloads.md): it could not show what it is for.
+	Warnings []string `json:"warnings,omitempty"`
 
 	// Shard is {index, count, start_at} of one shard of a sharded run (or
 	// of a run given --start-at); StartSkewMs is its first measured submit

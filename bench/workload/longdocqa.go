@@ -283,3 +283,13 @@ func ratio(a, b *float64) *float64 {
 	r := *a / *b
 	return &r
 }
+
+// PlanWarnings checks a document and its question against the engine's
+// context.
+func (w *LongDocQA) PlanWarnings(_ context.Context, pc PlanCheck) []string {
+	longest := w.docLen + 2*templatePerMessage + templatePerRequest + pc.SaltTokens + 64 // a question
+	if msg := contextWarning("long-doc-qa", longest, "documents with their questions", pc.ContextLength); msg != "" {
+		return []string{msg}
+	}
+	return nil
+}

@@ -445,3 +445,46 @@ func (w *MultiRoundChat) Outcome() Outcome {
 	rows = append(rows, w.laterRounds.rows("Rounds 2+ ")...)
 	return Outcome{Block: block, Sections: []report.Section{{Title: "Multi Round Chat", Rows: rows}}}
 }
+
+// PlanWarnings checks the sessions against the cache they were sized for,
+// the run's length against its rounds, and the longest prompt against
+// the engine's context.
+func (w *MultiRoundChat) PlanWarnings(ctx context.Context, pc PlanCheck) []string {
+	if len(w.sessions) == 0 {
+		return nil
+	}
+	var out []string
+	s := w.sessions[0]
+	// A session in the cache after its first measured round: its prompt
+	// (system, history and acknowledgement, one query) and its answer.
+	msgs := s.Messages(MultiRoundChatQuery(w.input))
+	content := 0
+	for _, m := range msgs {
+		content += pc.count(ctx, m.Content)
+	}
+	perSession := content + len(msgs)*templatePerMessage + templatePerRequest + pc.SaltTokens + w.output
+	planned := w.shared + w.history
+	b := w.p.budget()
+	// What overflows into a lower tier of unknown size may still hit.
+	room := b.Tokens + b.LowerTokens
+	if b.Lower && b.LowerTokens == 0 {
+		room = 0
+	}
+	if set := perSession * w.users; room > 0 && set > room {
+		fit := max(room/perSession, 1)
+		out = append(out, fmt.Sprintf("multi-round-chat: %d sessions of about %s each (%s planned; the chat template, the acknowledgement, a query and its answer add the rest) hold %s, more than %s: sessions will evict each other and their requests will be cold; %d sessions fit (a smaller --kv-cache-volume, or shorter --mrc-chat-history-length)",
+			w.users, tokens(perSession), group(planned), tokens(set), b.text(), fit))
+	}
+	// Strict round robin: each session gets qps x duration / users rounds.
+	if rounds := w.qps * w.duration / float64(w.users); rounds < 2 {
+		need := 2 * float64(w.users) / w.qps
+		out = append(out, fmt.Sprintf("multi-round-chat: %g requests/s for %gs over %d sessions is %.1f round(s) per session: no session reaches its second round, where its earlier exchanges are reused; run at least %.0fs (--mrc-duration) or with fewer sessions",
+			w.qps, w.duration, w.users, rounds, need))
+	}
+	rounds := max(int(w.qps*w.duration/float64(w.users)+0.999), 1)
+	longest := perSession - w.output + (rounds-1)*(w.input+w.output+2*templatePerMessage)
+	if msg := contextWarning("multi-round-chat", longest, fmt.Sprintf("the prompts of round %d", rounds), pc.ContextLength); msg != "" {
+		out = append(out, msg)
+	}
+	return out
+}

@@ -88,3 +88,12 @@ func (w *RandomPrefill) Outcome() Outcome {
 	rows = append(rows, report.Row{Label: "Aggregate prefill (tok/s)", Value: report.OptFloat(agg)})
 	return Outcome{Block: block, Sections: []report.Section{{Title: "Random Prefill", Rows: rows}}}
 }
+
+// PlanWarnings checks the prompts against the engine's context.
+func (w *RandomPrefill) PlanWarnings(_ context.Context, pc PlanCheck) []string {
+	longest := w.length + templatePerMessage + templatePerRequest + pc.SaltTokens
+	if msg := contextWarning("random-prefill", longest, "its prompts", pc.ContextLength); msg != "" {
+		return []string{msg}
+	}
+	return nil
+}
