@@ -87,6 +87,8 @@ type Model struct {
 
 	width, height int
 	keys          keys
+	keyq          keyQueue // keys held while a focus move is on its way
+	startErr      error    // why the last start was refused, until the settings change
 }
 
 type keys struct {
@@ -483,6 +485,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if msg.Err != nil {
 			m.stage, m.notice, m.failed = stageSummary, msg.Err.Error(), true
+			m.startErr = msg.Err
 			return m, common.Failure(msg.Err)
 		}
 		return m, run.HandOver(msg)
@@ -507,17 +510,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 
+	return m, m.handleQueued(msg)
+}
+
+// dispatch hands msg to the stage on screen.
+func (m *Model) dispatch(msg tea.Msg) tea.Cmd {
 	switch m.stage {
 	case stageForm:
-		return m, m.updateForm(msg)
+		return m.updateForm(msg)
 	case stageSummary:
 		if k, ok := msg.(tea.KeyMsg); ok {
-			return m, m.updateSummary(k)
+			return m.updateSummary(k)
 		}
 	case stageExport, stageProfile, stageSweep:
-		return m, m.updateSub(msg)
+		return m.updateSub(msg)
 	}
-	return m, nil
+	return nil
 }
 
 func (m *Model) done(text string, err error) tea.Cmd {
@@ -549,6 +557,7 @@ func (m *Model) updateForm(msg tea.Msg) tea.Cmd {
 func (m *Model) toSummary() {
 	m.stage = stageSummary
 	m.cfg, m.cfgErr = m.apply()
+	m.startErr = nil
 	m.notice, m.failed = "", false
 	m.action = 0
 	if m.cfgErr != nil {
@@ -625,7 +634,11 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		target := ""
 		if m.cfgErr != nil {
 			target = fieldOf(m.cfgErr.Error())
+		} else if m.startErr != nil {
+			// A start the run refused: at the setting it named.
+			target = fieldOf(m.startErr.Error())
 		}
+		m.startErr = nil
 		m.build()
 		cmd := m.form.Init()
 		if target != "" {
@@ -904,7 +917,11 @@ func (m *Model) summaryView() string {
 		rows = append(rows, kv{"KV cache volume", vol}, kv{"tokens per GB", tpg})
 	}
 	// What the run will do, before it starts.
-	rows = append(rows, planRows(c)...)
+	if m.cfgErr == nil && m.startErr == nil {
+		// Estimates of a config that does not pass its checks mislead
+		// (600k requests, 0 prompt tokens): they wait for a valid one.
+		rows = append(rows, planRows(c)...)
+	}
 	for _, f := range config.WorkloadFields(c.Workload()) {
 		v := orText(format(f, c), "—")
 		if f.PoolWords {

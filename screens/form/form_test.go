@@ -2,6 +2,7 @@ package form
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/run"
 	"github.com/kvbench/kvbench/screens/screentest"
 )
 
@@ -230,5 +232,31 @@ func TestLDPContextTokens(t *testing.T) {
 	m.Update(m.Init()())
 	if v := m.View(); !strings.Contains(v, "12,900 (2.58/word, built-in; the engine's /tokenize failed)") {
 		t.Fatalf("engine without /tokenize:\n%s", v)
+	}
+}
+
+// A start the run refused (its error names a setting) reopens the form at
+// that setting, and the summary of a refused config gives no estimates.
+func TestChangeAfterARefusedStart(t *testing.T) {
+	cfg := config.Default()
+	cfg.SetString("workload", config.LongDocQA)
+	cfg.SetString("engine_url", "http://gpu-box:8000")
+	cfg.SetString("tokens_per_gb_kvcache", "6553")
+	m := New(testCommon(), cfg)
+	m.form.Init()
+	m.toSummary()
+	if m.cfgErr != nil {
+		t.Fatal(m.cfgErr)
+	}
+	if v := m.summaryView(); !strings.Contains(v, "prompt tokens") {
+		t.Fatalf("a valid config's summary has no estimate:\n%s", v)
+	}
+	m.Update(run.PreparedMsg{To: m.id, Err: fmt.Errorf("--ldqa-num-inflight-requests 3 is more than the engine's 2 slots")})
+	if v := m.summaryView(); strings.Contains(v, "prompt tokens") || strings.Contains(v, "≈") {
+		t.Errorf("a refused config's summary estimates:\n%s", v)
+	}
+	m.updateSummary(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'c'}})
+	if f := m.form.GetFocusedField(); f == nil || f.GetKey() != "ldqa_num_inflight_requests" {
+		t.Errorf("focus on %v, want the refused --ldqa-num-inflight-requests", f.GetKey())
 	}
 }
