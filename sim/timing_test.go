@@ -40,14 +40,19 @@ func TestWarmTTFTBelowColdByTheRatioOfTheRates(t *testing.T) {
 }
 
 // On the real clock, the delays are really slept: the cold request is
-// many times slower than the warm one.
+// many times slower than the warm one. The prompt is short and the
+// prefill slow, so the delays dominate what the client sees: the work of
+// reading and tokenizing a prompt is the same for both requests and, on
+// a loaded machine under -race, 8000 words of it made a warm request as
+// slow as a sixth of the cold one's sleep.
 func TestWarmTTFTBelowColdOnTheWire(t *testing.T) {
 	r := startSim(t, func(c *Config) {
 		c.ZeroLatency = false
-		c.Speed = 2
+		c.PrefillTPS = 4000
 	})
-	// 8000 tokens + template; cold: 0.4 s of prefill at speed 2 = 0.2 s
-	body, err := json.Marshal(completion(words("hi", 8000), map[string]any{"max_tokens": 1}))
+	// 800 tokens + template; cold: 0.2 s of prefill; warm: the last
+	// block's 16 tokens, 4 ms, and the 5 ms overhead.
+	body, err := json.Marshal(completion(words("hi", 800), map[string]any{"max_tokens": 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +66,15 @@ func TestWarmTTFTBelowColdOnTheWire(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	cold, warm := ttft(), ttft()
+	// Every repeat is warm alike: the fastest of three is the one a
+	// moment of the loaded machine's scheduling did not delay.
+	cold := ttft()
+	warm := min(ttft(), ttft(), ttft())
+	if cold < 200*time.Millisecond {
+		t.Errorf("cold %v: the 0.2 s prefill was not slept", cold)
+	}
 	if ratio := float64(cold) / float64(warm); ratio < 5 {
-		t.Errorf("cold %v, warm %v: ratio %.1f, want well above 5 (model: ~60)", cold, warm, ratio)
+		t.Errorf("cold %v, warm %v: ratio %.1f, want well above 5 (model: ~22)", cold, warm, ratio)
 	}
 }
 
