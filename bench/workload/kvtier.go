@@ -100,10 +100,10 @@ func (a *kvTierAccess) draw(k int) []int {
 	return out
 }
 
-// KVTierWords is n words of pool drawn with random.Random(seed).choice,
+// KVTierWords is n words of pool drawn with random.Random(seed+off).choice,
 // joined by the pool's convention: LMCache's _generate_text.
-func KVTierWords(pool TokenPool, n int, seed int64) string {
-	rng := pyrandom.New(seed)
+func KVTierWords(pool TokenPool, n int, seed, off int64) string {
+	rng := pyrandom.NewSum(seed, off)
 	words := make([]string, n)
 	for k := range words {
 		words[k] = pyrandom.ChoiceOf(rng, pool.Words)
@@ -211,11 +211,11 @@ func (w *KVTierPressure) Run(ctx context.Context, env Env) error {
 	}
 	system := ""
 	if w.system > 0 {
-		system = KVTierWords(vocab, w.system, w.p.Seed+2)
+		system = KVTierWords(vocab, w.system, w.p.Seed, 2)
 	}
 	docs := make([]string, w.pool)
 	for i := range docs {
-		docs[i] = KVTierWords(vocab, w.context, w.p.Seed+1+int64(i))
+		docs[i] = KVTierWords(vocab, w.context, w.p.Seed, 1+int64(i))
 	}
 	build := func(id, phase string, ids []int, maxTokens int) *sender.Request {
 		r := &sender.Request{

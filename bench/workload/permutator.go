@@ -93,7 +93,7 @@ func MeasureLDPTokensPerWord(ctx context.Context, e *Engine, seed int64) (float6
 // with random.Random(seed+1+i).choices, so contexts diverge from their
 // first word and do not depend on how many there are.
 func LongDocPermutatorContext(pool []string, i, length int, seed int64) string {
-	return strings.Join(pyrandom.ChoicesOf(pyrandom.New(seed+1+int64(i)), pool, length), " ")
+	return strings.Join(pyrandom.ChoicesOf(pyrandom.NewSum(seed, 1+int64(i)), pool, length), " ")
 }
 
 // LongDocPermutatorSystem is the shared system prompt: length words drawn

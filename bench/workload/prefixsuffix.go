@@ -135,7 +135,7 @@ func (w *PrefixSuffixTuner) Run(ctx context.Context, env Env) error {
 	}
 	suffix := PrefixSuffixSuffix(w.suffix)
 	// LMCache's breakers: one random.Random(seed+2) for the whole run.
-	rng := pyrandom.New(w.p.Seed + 2)
+	rng := pyrandom.NewSum(w.p.Seed, 2)
 	build := func(id, phase string, i int) *sender.Request {
 		// A fresh breaker for every request, pass 2 included.
 		content := prefixes[i] + " " + PrefixSuffixBreaker(rng) + " " + suffix

@@ -41,6 +41,16 @@ func New(seed int64) *Random {
 	return r
 }
 
+// NewSum is random.Random(seed + off) with Python's unbounded integers:
+// a sum past the int64 range seeds as Python's would, not wrapped.
+func NewSum(seed, off int64) *Random {
+	sum := seed + off
+	if (off > 0 && sum < seed) || (off < 0 && sum > seed) {
+		return NewBig(new(big.Int).Add(big.NewInt(seed), big.NewInt(off)))
+	}
+	return New(sum)
+}
+
 // NewBig is random.Random(seed) for an integer of any size.
 func NewBig(seed *big.Int) *Random {
 	r := &Random{}

@@ -51,6 +51,17 @@ func TestSeeds(t *testing.T) {
 			t.Errorf("Random(%s).getrandbits(32) x %d = %v, want %v", c.name, len(c.want), got, c.want)
 		}
 	}
+	// Sums past int64 seed as Python's unbounded ones: 2**63-1 + 2 and
+	// -2**63 - 3.
+	if got := words(NewSum(math.MaxInt64, 2), 3); !slices.Equal(got, []uint64{3142093607, 3219185990, 574862594}) {
+		t.Errorf("Random(2**63+1) = %v", got)
+	}
+	if got := words(NewSum(math.MinInt64, -3), 3); !slices.Equal(got, []uint64{458592781, 663162588, 2612953956}) {
+		t.Errorf("Random(-2**63-3) = %v", got)
+	}
+	if got := words(NewSum(40, 2), 3); !slices.Equal(got, []uint64{2746317213, 478163327, 107420369}) {
+		t.Errorf("Random(40+2) = %v", got)
+	}
 	// The sign is dropped, as in CPython.
 	if New(-42).Random() != 0.6394267984578837 {
 		t.Error("Random(-42) differs from Random(42)")
