@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
 func init() { Register(config.KVTierPressure, newKVTierPressure) }
@@ -53,23 +54,26 @@ func KVTierWarmupGroups(pool, per int) [][]int {
 	return groups
 }
 
-// kvTierAccess draws each request's documents from one seeded stream:
-// uniformly without replacement when skew is 0, else by weight
-// 1/(i+1)^skew without replacement (document 0 hottest). The order within
-// a request is the draw order.
+// kvTierAccess draws each request's documents as LMCache does, from one
+// random.Random(seed) for the whole run: sample(range(pool), k) when skew
+// is 0; else, k times, choices(range(len(remaining)), weights=remaining)
+// with weight 1/(i+1)^skew for document i (document 0 hottest), the
+// drawn document taken out of the remaining ones. The order within a
+// request is the draw order.
 type kvTierAccess struct {
-	rng     *rand.Rand
+	rng     *pyrandom.Random
 	pool    int
 	weights []float64 // nil when uniform
-	scratch []int
+	left    []int
 	w       []float64
 }
 
 func newKVTierAccess(pool int, skew float64, seed int64) *kvTierAccess {
-	a := &kvTierAccess{rng: rand.New(rand.NewPCG(uint64(seed), 0x6b7470)), pool: pool}
+	a := &kvTierAccess{rng: pyrandom.New(seed), pool: pool}
 	if skew > 0 {
 		a.weights = make([]float64, pool)
 		for i := range a.weights {
+			// Python's 1.0 / ((i + 1) ** skew).
 			a.weights[i] = 1 / math.Pow(float64(i+1), skew)
 		}
 	}
@@ -78,58 +82,33 @@ func newKVTierAccess(pool int, skew float64, seed int64) *kvTierAccess {
 
 // draw returns k distinct documents.
 func (a *kvTierAccess) draw(k int) []int {
-	out := make([]int, 0, k)
 	if a.weights == nil {
-		// A partial Fisher-Yates shuffle over the pool's indices.
-		if len(a.scratch) != a.pool {
-			a.scratch = make([]int, a.pool)
-		}
-		for i := range a.scratch {
-			a.scratch[i] = i
-		}
-		for j := 0; j < k; j++ {
-			r := j + a.rng.IntN(a.pool-j)
-			a.scratch[j], a.scratch[r] = a.scratch[r], a.scratch[j]
-			out = append(out, a.scratch[j])
-		}
-		return out
+		return a.rng.Sample(a.pool, k)
+	}
+	a.left = a.left[:0]
+	for i := 0; i < a.pool; i++ {
+		a.left = append(a.left, i)
 	}
 	a.w = append(a.w[:0], a.weights...)
-	total := 0.0
-	for _, x := range a.w {
-		total += x
-	}
+	out := make([]int, 0, k)
 	for j := 0; j < k; j++ {
-		x := a.rng.Float64() * total
-		pick := -1
-		for i, wi := range a.w {
-			if wi == 0 {
-				continue
-			}
-			pick = i
-			if x < wi {
-				break
-			}
-			x -= wi
-		}
-		out = append(out, pick)
-		total -= a.w[pick]
-		a.w[pick] = 0
+		c := a.rng.WeightedChoices(a.w, 1)[0]
+		out = append(out, a.left[c])
+		a.left = slices.Delete(a.left, c, c+1)
+		a.w = slices.Delete(a.w, c, c+1)
 	}
 	return out
 }
 
-// KVTierWords is n words drawn from vocab by a generator seeded with seed.
-func KVTierWords(vocab []string, n int, seed int64) string {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x6b7464))
-	var b strings.Builder
-	for k := 0; k < n; k++ {
-		if k > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(vocab[rng.IntN(len(vocab))])
+// KVTierWords is n words of pool drawn with random.Random(seed+off).choice,
+// joined by the pool's convention: LMCache's _generate_text.
+func KVTierWords(pool TokenPool, n int, seed, off int64) string {
+	rng := pyrandom.NewSum(seed, off)
+	words := make([]string, n)
+	for k := range words {
+		words[k] = pyrandom.ChoiceOf(rng, pool.Words)
 	}
-	return b.String()
+	return pool.Join(words)
 }
 
 // KVTierPressure keeps a working set of documents larger than the first
@@ -146,8 +125,8 @@ type KVTierPressure struct {
 	blend                      *LookupTotals // the warmup sweep's lookups, when checked
 	counters                   *LookupTotals // the measured phase's lookups, when they moved
 	lookups                    LookupSource
-	vocab                      []string // one-token words, learned through the engine
-	stopped                    string   // why the run stopped before its measured phase
+	vocab                      TokenPool // one-token words, learned through the engine
+	stopped                    string    // why the run stopped before its measured phase
 	// The expectation's receipts: measured requests whose documents (or,
 	// for the system prompt, any earlier request) had been prefilled.
 	docDone          map[int]float64
@@ -227,16 +206,16 @@ func (w *KVTierPressure) messages(system string, docs []string, ids []int) []sen
 func (w *KVTierPressure) Run(ctx context.Context, env Env) error {
 	vocab := w.vocab
 	var err error
-	if len(vocab) < KVTierVocabSize {
-		env.Logf("kv-tier-pressure: the engine's tokenizer gave %d one-token words of the %d wanted; documents draw from those", len(vocab), KVTierVocabSize)
+	if len(vocab.Words) < KVTierVocabSize {
+		env.Logf("kv-tier-pressure: the engine's tokenizer gave %d one-token words of the %d wanted; documents draw from those", len(vocab.Words), KVTierVocabSize)
 	}
 	system := ""
 	if w.system > 0 {
-		system = KVTierWords(vocab, w.system, w.p.Seed+2)
+		system = KVTierWords(vocab, w.system, w.p.Seed, 2)
 	}
 	docs := make([]string, w.pool)
 	for i := range docs {
-		docs[i] = KVTierWords(vocab, w.context, w.p.Seed+1+int64(i))
+		docs[i] = KVTierWords(vocab, w.context, w.p.Seed, 1+int64(i))
 	}
 	build := func(id, phase string, ids []int, maxTokens int) *sender.Request {
 		r := &sender.Request{
@@ -414,7 +393,7 @@ func (w *KVTierPressure) Outcome() Outcome {
 		"access_skew":           w.skew,
 		"warmup_sweep_requests": warmSweep,
 		"tokens_per_request":    w.firstPrompt,
-		"vocabulary_words":      len(w.vocab),
+		"vocabulary_words":      len(w.vocab.Words),
 		"observed":              &w.measured,
 		"warmup":                &w.warm,
 		"expectation":           w.expectation(),

@@ -77,6 +77,25 @@ func TestKVTierAccess(t *testing.T) {
 			t.Errorf("skew %g: counts 0/10/49 = %d/%d/%d; want document 0 hottest", skew, counts[0], counts[10], counts[49])
 		}
 	}
+	// LMCache's draws (sample_requests, printed by CPython): uniform and
+	// weighted from one random.Random(seed).
+	for _, c := range []struct {
+		pool, per int
+		skew      float64
+		seed      int64
+		want      [][]int
+	}{
+		{10, 3, 0, 42, [][]int{{1, 0, 4}, {3, 9, 2}, {1, 8, 9}, {9, 6, 0}}},
+		{10, 3, 1.2, 42, [][]int{{2, 0, 1}, {0, 5, 4}, {6, 0, 2}, {0, 1, 4}}},
+		{50, 4, 0.5, 7, [][]int{{7, 2, 24, 0}, {16, 8, 0, 18}}},
+	} {
+		a := newKVTierAccess(c.pool, c.skew, c.seed)
+		for r, want := range c.want {
+			if got := a.draw(c.per); !reflect.DeepEqual(got, want) {
+				t.Errorf("pool %d, skew %g, seed %d: request %d drew %v, want LMCache's %v", c.pool, c.skew, c.seed, r, got, want)
+			}
+		}
+	}
 	// Weighted without replacement: with a strong skew the first draw is
 	// almost always document 0, the second document 1.
 	a := newKVTierAccess(20, 8, 1)
@@ -105,12 +124,13 @@ func fakeTokenize(_ context.Context, text string) ([]uint32, error) {
 }
 
 func TestLearnVocab(t *testing.T) {
-	words, err := LearnVocab(context.Background(), fakeTokenize, 1000, 42)
+	pool, err := LearnVocab(context.Background(), fakeTokenize, 1000, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(words) != 1000 {
-		t.Fatalf("%d words, want 1000", len(words))
+	words := pool.Words
+	if len(words) != 1000 || !pool.LeadingSpace {
+		t.Fatalf("%d words, leading space %v; want 1000 words after a space each", len(words), pool.LeadingSpace)
 	}
 	seen := map[string]bool{}
 	for _, w := range words {
@@ -120,12 +140,34 @@ func TestLearnVocab(t *testing.T) {
 		seen[w] = true
 	}
 	again, _ := LearnVocab(context.Background(), fakeTokenize, 1000, 42)
-	if !reflect.DeepEqual(words, again) {
+	if !reflect.DeepEqual(pool, again) {
 		t.Error("the same seed learned a different vocabulary")
 	}
 	other, _ := LearnVocab(context.Background(), fakeTokenize, 1000, 43)
-	if reflect.DeepEqual(words, other) {
+	if reflect.DeepEqual(words, other.Words) {
 		t.Error("another seed learned the same vocabulary")
+	}
+	if got := pool.Join([]string{"ba", "kot"}); got != " ba kot" {
+		t.Errorf("Join = %q, want LMCache's leading space", got)
+	}
+	if got := pool.Join(nil); got != "" {
+		t.Errorf("Join of no words = %q", got)
+	}
+	// A tokenizer that charges for a leading space (a token of its own)
+	// gets words only separated by spaces.
+	charged := func(ctx context.Context, text string) ([]uint32, error) {
+		ids, _ := fakeTokenize(ctx, text)
+		if strings.HasPrefix(text, " ") {
+			ids = append(ids, 9)
+		}
+		return ids, nil
+	}
+	sep, err := LearnVocab(context.Background(), charged, 500, 42)
+	if err != nil || len(sep.Words) != 500 || sep.LeadingSpace {
+		t.Fatalf("leading space charged: %d words, leading space %v, %v", len(sep.Words), sep.LeadingSpace, err)
+	}
+	if got := sep.Join([]string{"ba", "kot"}); got != "ba kot" {
+		t.Errorf("Join = %q, want the words separated only", got)
 	}
 	// An engine whose every word is two tokens cannot give text of exact length.
 	_, err = LearnVocab(context.Background(), func(_ context.Context, text string) ([]uint32, error) {
@@ -134,6 +176,14 @@ func TestLearnVocab(t *testing.T) {
 	var unavailable *UnavailableError
 	if !errors.As(err, &unavailable) {
 		t.Errorf("no one-token word: %v, want an UnavailableError", err)
+	}
+	// A tokenizer that takes every word: candidates run out before a
+	// vocabulary larger than their number, without looping for ever.
+	all, err := LearnVocab(context.Background(), func(_ context.Context, text string) ([]uint32, error) {
+		return make([]uint32, len(strings.Fields(text))), nil
+	}, 20000, 1)
+	if err != nil || len(all.Words) != vocabCandidateSpace {
+		t.Errorf("every word one token, 20000 asked: %d words, %v; want all %d candidates", len(all.Words), err, vocabCandidateSpace)
 	}
 }
 

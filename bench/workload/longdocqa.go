@@ -3,12 +3,12 @@ package workload
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
 func init() { Register(config.LongDocQA, newLongDocQA) }
@@ -83,7 +83,8 @@ func LongDocQADocuments(volumeGB float64, tokensPerGB, docLen int) int {
 }
 
 // LongDocQASchedule is the query-major order (for q, for d), shuffled
-// with the seed under the "random" policy.
+// under the "random" policy as LMCache shuffles it:
+// random.Random(seed).shuffle.
 func LongDocQASchedule(docs, queries int, policy string, seed int64) []ldqaItem {
 	out := make([]ldqaItem, 0, docs*queries)
 	for q := 0; q < queries; q++ {
@@ -92,8 +93,7 @@ func LongDocQASchedule(docs, queries int, policy string, seed int64) []ldqaItem 
 		}
 	}
 	if policy == "random" {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x6c647161))
-		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+		pyrandom.ShuffleSlice(pyrandom.New(seed), out)
 	}
 	return out
 }

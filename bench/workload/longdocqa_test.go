@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,12 @@ func TestLongDocQAScheduleRandomIsSeeded(t *testing.T) {
 	}
 	if len(seen) != 30 {
 		t.Fatalf("shuffle lost items: %d distinct", len(seen))
+	}
+	// LMCache's order: random.Random(42).shuffle of the query-major list.
+	got := LongDocQASchedule(3, 2, "random", 42)
+	want := []ldqaItem{{0, 1}, {1, 0}, {2, 0}, {1, 1}, {0, 0}, {2, 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("3 documents x 2 questions, seed 42: %v, want %v", got, want)
 	}
 }
 

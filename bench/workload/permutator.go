@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
 func init() { Register(config.LongDocPermutator, newLongDocPermutator) }
@@ -30,33 +30,36 @@ var ldpSystemWords = [...]string{
 	"provide", "an", "answer", "based", "on", "context",
 }
 
-// LongDocPermutatorPool is the seeded pool of size pseudo-words: 3 to 7
-// letters alternating consonant and vowel, then the word's pool index
-// ("boko42"), so every word is distinct.
+// LongDocPermutatorPool is LMCache's pool of size pseudo-words, drawn
+// from random.Random(seed): each word is randint(3, 7) letters chosen
+// alternately from consonants and vowels, then the number of words made
+// so far ("boko42"), so every word is distinct; the pool is returned
+// sorted, as LMCache sorts it.
 func LongDocPermutatorPool(size int, seed int64) []string {
 	const vowels, consonants = "aeiou", "bcdfghjklmnpqrstvwxyz"
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x766f636162))
+	rng := pyrandom.New(seed)
 	pool := make([]string, size)
 	var b []byte
 	for i := range pool {
-		n := 3 + rng.IntN(5)
+		n := int(rng.Randint(3, 7))
 		b = b[:0]
 		for j := 0; j < n; j++ {
 			if j%2 == 0 {
-				b = append(b, consonants[rng.IntN(len(consonants))])
+				b = append(b, consonants[rng.Choice(len(consonants))])
 			} else {
-				b = append(b, vowels[rng.IntN(len(vowels))])
+				b = append(b, vowels[rng.Choice(len(vowels))])
 			}
 		}
 		b = strconv.AppendInt(b, int64(i), 10)
 		pool[i] = string(b)
 	}
+	slices.Sort(pool)
 	return pool
 }
 
 // LDPBuiltinTokensPerWord is what a context word (a pool pseudo-word
 // such as "boko42", and its space) costs in tokens on the built-in
-// engine's tokenizer: 12,853 to 12,906 tokens per 5,000-word context
+// engine's tokenizer: 12,840 to 12,884 tokens per 5,000-word context
 // over seeds 1, 7 and 42 (TestLDPTokensPerWord measures it). BPE
 // tokenizers of real models give about 2 to 3; MeasureLDPTokensPerWord
 // asks the engine itself.
@@ -86,33 +89,21 @@ func MeasureLDPTokensPerWord(ctx context.Context, e *Engine, seed int64) (float6
 	return float64(len(ids)) / ldpSampleWords, nil
 }
 
-// LongDocPermutatorContext is context i: length words drawn from the pool
-// by a generator seeded with seed+1+i alone, so contexts diverge from
-// their first word and do not depend on how many there are.
+// LongDocPermutatorContext is context i: length words of the pool drawn
+// with random.Random(seed+1+i).choices, so contexts diverge from their
+// first word and do not depend on how many there are.
 func LongDocPermutatorContext(pool []string, i, length int, seed int64) string {
-	rng := rand.New(rand.NewPCG(uint64(seed+1+int64(i)), 0x637478))
-	var b strings.Builder
-	for k := 0; k < length; k++ {
-		if k > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(pool[rng.IntN(len(pool))])
-	}
-	return b.String()
+	return strings.Join(pyrandom.ChoicesOf(pyrandom.NewSum(seed, 1+int64(i)), pool, length), " ")
 }
 
-// LongDocPermutatorSystem is the shared system prompt: length seeded
-// draws from a few common words, "" when length is 0.
+// LongDocPermutatorSystem is the shared system prompt: length words drawn
+// from a few common words with random.Random(seed).choices, "" when
+// length is 0.
 func LongDocPermutatorSystem(length int, seed int64) string {
 	if length <= 0 {
 		return ""
 	}
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x737973))
-	words := make([]string, length)
-	for i := range words {
-		words[i] = ldpSystemWords[rng.IntN(len(ldpSystemWords))]
-	}
-	return strings.Join(words, " ")
+	return strings.Join(pyrandom.ChoicesOf(pyrandom.New(seed), ldpSystemWords[:], length), " ")
 }
 
 // factorialCapped is n!, or math.MaxInt when it does not fit.
@@ -150,11 +141,13 @@ func LongDocPermutatorPermutations(n, requested int, seed int64) [][]int {
 		}
 		return out
 	}
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x7065726d))
+	// LMCache draws random.Random(seed).sample(range(n), n) until it has
+	// requested distinct ones, then sorts them.
+	rng := pyrandom.New(seed)
 	seen := make(map[string]bool, requested)
 	out := make([][]int, 0, requested)
 	for len(out) < requested {
-		p := rng.Perm(n)
+		p := rng.Sample(n, n)
 		key := fmt.Sprint(p)
 		if seen[key] {
 			continue

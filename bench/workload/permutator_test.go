@@ -43,6 +43,10 @@ func TestLongDocPermutatorPermutationCounts(t *testing.T) {
 	if len(seen) != 4 {
 		t.Fatalf("sampled permutations must be distinct: %v", s)
 	}
+	// LMCache's: random.Random(42).sample(range(5), 5) until 4 distinct, sorted.
+	if want := [][]int{{0, 4, 2, 1, 3}, {1, 4, 2, 0, 3}, {4, 3, 0, 1, 2}, {4, 3, 0, 2, 1}}; !slices.EqualFunc(s, want, slices.Equal[[]int]) {
+		t.Fatalf("5 contexts, 4 asked, seed 42: %v, want LMCache's %v", s, want)
+	}
 	if again := LongDocPermutatorPermutations(5, 4, 42); !slices.EqualFunc(s, again, slices.Equal[[]int]) {
 		t.Fatal("sampling must depend on the seed only")
 	}
@@ -57,7 +61,7 @@ func TestLongDocPermutatorPermutationCounts(t *testing.T) {
 		t.Fatalf("4 contexts, 3 asked: %v", first)
 	}
 	// 24 > 10 x 2: sampled.
-	if got := LongDocPermutatorPermutations(4, 2, 1); len(got) != 2 {
+	if got := LongDocPermutatorPermutations(4, 2, 1); !slices.EqualFunc(got, [][]int{{0, 1, 2, 3}, {1, 2, 0, 3}}, slices.Equal[[]int]) {
 		t.Fatalf("4 contexts, 2 asked: %v", got)
 	}
 	// 30 contexts: 30! does not fit an int; sampling still works.
@@ -71,12 +75,20 @@ func TestLongDocPermutatorPool(t *testing.T) {
 	if len(pool) != 8000 {
 		t.Fatalf("pool size %d", len(pool))
 	}
+	// LMCache's words for seed 42: sorted, each numbered in the order it
+	// was made.
+	if want := []string{"bab3097", "babazuz7151", "babe4920"}; !slices.Equal(pool[:3], want) {
+		t.Fatalf("first words %q, want %q", pool[:3], want)
+	}
+	if !slices.IsSorted(pool) {
+		t.Fatal("the pool must be sorted")
+	}
 	re := regexp.MustCompile(`^([a-z]{3,7})([0-9]+)$`)
-	seen := map[string]bool{}
-	for i, w := range pool {
+	numbers := map[string]bool{}
+	for _, w := range pool {
 		m := re.FindStringSubmatch(w)
-		if m == nil || m[2] != fmt.Sprint(i) {
-			t.Fatalf("word %d %q: want 3-7 letters then its index", i, w)
+		if m == nil {
+			t.Fatalf("word %q: want 3-7 letters then a number", w)
 		}
 		for j, c := range m[1] {
 			vowel := strings.ContainsRune("aeiou", c)
@@ -84,15 +96,17 @@ func TestLongDocPermutatorPool(t *testing.T) {
 				t.Fatalf("word %q does not alternate consonant/vowel", w)
 			}
 		}
-		seen[w] = true
+		numbers[m[2]] = true
 	}
-	if len(seen) != 8000 {
-		t.Fatal("pool words must be distinct")
+	for i := 0; i < 8000; i++ {
+		if !numbers[fmt.Sprint(i)] {
+			t.Fatalf("no word numbered %d: the words must be numbered 0..7999, each once", i)
+		}
 	}
-	if other := LongDocPermutatorPool(10, 43); slices.Equal(other, pool[:10]) {
+	if other := LongDocPermutatorPool(10, 43); slices.Equal(other, LongDocPermutatorPool(10, 42)) {
 		t.Fatal("the pool must depend on the seed")
 	}
-	if again := LongDocPermutatorPool(10, 42); !slices.Equal(again, pool[:10]) {
+	if again := LongDocPermutatorPool(8000, 42); !slices.Equal(again, pool) {
 		t.Fatal("the pool must be reproducible")
 	}
 }
@@ -103,6 +117,10 @@ func TestLongDocPermutatorContexts(t *testing.T) {
 	c1 := LongDocPermutatorContext(pool, 1, 50, 42)
 	if n := len(strings.Fields(c0)); n != 50 {
 		t.Fatalf("context has %d words, want 50", n)
+	}
+	// LMCache's: random.Random(43).choices(pool, k=50).
+	if !strings.HasPrefix(c0, "bum5879 seyopub722 duzik7300 ") {
+		t.Fatalf("context 0 of seed 42 starts %q, want LMCache's bum5879 seyopub722 duzik7300", c0[:30])
 	}
 	if strings.Fields(c0)[0] == strings.Fields(c1)[0] && strings.Fields(c0)[1] == strings.Fields(c1)[1] {
 		t.Fatal("contexts must diverge from their first words")
@@ -117,6 +135,9 @@ func TestLongDocPermutatorContexts(t *testing.T) {
 	}
 	if n := len(strings.Fields(LongDocPermutatorSystem(30, 42))); n != 30 {
 		t.Fatalf("system prompt of %d words, want 30", n)
+	}
+	if s := LongDocPermutatorSystem(6, 42); s != "an the process will answer an" {
+		t.Fatalf("system prompt %q, want LMCache's random.Random(42).choices", s)
 	}
 	msgs := LongDocPermutatorMessages("SYS", []string{"A", "B", "C"}, []int{2, 0, 1})
 	if len(msgs) != 2 || msgs[0].Role != "system" || msgs[1].Content != "C\n\nA\n\nB" {

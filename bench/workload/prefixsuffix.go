@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
 func init() { Register(config.PrefixSuffixTuner, newPrefixSuffixTuner) }
@@ -59,10 +59,14 @@ func PrefixSuffixPrefix(i, n int) string {
 	return fmt.Sprintf("PREFIX_%08x ", i) + repeatWord(wordHi, max(n-psfIDTokens, 1))
 }
 
-// PrefixSuffixBreaker is `BR_` and 8 random hex digits, then 28 words "hi".
-func PrefixSuffixBreaker(rng *rand.Rand) string {
-	return fmt.Sprintf("BR_%08x ", rng.Uint32()) + repeatWord(wordHi, max(psfBreakerTokens-psfIDTokens, 1))
+// PrefixSuffixBreaker is `BR_` and 8 hex digits of the next
+// randrange(2**32) of rng, then 28 words "hi".
+func PrefixSuffixBreaker(rng *pyrandom.Random) string {
+	return fmt.Sprintf("BR_%08x ", rng.Randrange(0, 1<<32)) + repeatWord(wordHi, max(psfBreakerTokens-psfIDTokens, 1))
 }
+
+// psfEngineWarmup is the throw-away request's prompt, LMCache's.
+const psfEngineWarmup = "Hello"
 
 // PrefixSuffixSuffix is the shared suffix: `SUFFIX` then max(n-1, 1)
 // words "hi".
@@ -130,7 +134,8 @@ func (w *PrefixSuffixTuner) Run(ctx context.Context, env Env) error {
 		prefixes[i] = PrefixSuffixPrefix(i, w.prefix)
 	}
 	suffix := PrefixSuffixSuffix(w.suffix)
-	rng := rand.New(rand.NewPCG(uint64(w.p.Seed+2), 0x6272))
+	// LMCache's breakers: one random.Random(seed+2) for the whole run.
+	rng := pyrandom.NewSum(w.p.Seed, 2)
 	build := func(id, phase string, i int) *sender.Request {
 		// A fresh breaker for every request, pass 2 included.
 		content := prefixes[i] + " " + PrefixSuffixBreaker(rng) + " " + suffix
@@ -165,7 +170,7 @@ func (w *PrefixSuffixTuner) Run(ctx context.Context, env Env) error {
 		env.Phase("warmup", w.num+1, 0)
 		throwAway := &sender.Request{
 			ID: "engine_warmup", Phase: sender.PhaseWarmup, Endpoint: w.p.Endpoint,
-			Messages: []sender.Message{{Role: "user", Content: wordHi}}, MaxTokens: 1,
+			Messages: []sender.Message{{Role: "user", Content: psfEngineWarmup}}, MaxTokens: 1,
 		}
 		setPrompt(throwAway)
 		if _, ok := env.Send(ctx, throwAway); !ok {

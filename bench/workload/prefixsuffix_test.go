@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
 func TestPrefixSuffixSizing(t *testing.T) {
@@ -65,8 +65,12 @@ func TestPrefixSuffixText(t *testing.T) {
 	if p != "PREFIX_0000002a hi hi hi hi hi hi" {
 		t.Fatalf("prefix %q", p)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
+	// LMCache's breakers for seed 42: random.Random(44).randrange(2**32).
+	rng := pyrandom.New(44)
 	b1, b2 := PrefixSuffixBreaker(rng), PrefixSuffixBreaker(rng)
+	if !strings.HasPrefix(b1, "BR_dcae6e9f hi") || !strings.HasPrefix(b2, "BR_2d39f5ab hi") {
+		t.Fatalf("breakers %q / %q, want BR_dcae6e9f and BR_2d39f5ab", b1[:14], b2[:14])
+	}
 	re := regexp.MustCompile(`^BR_[0-9a-f]{8}( hi){28}$`)
 	if !re.MatchString(b1) || !re.MatchString(b2) {
 		t.Fatalf("breakers %q / %q", b1[:20], b2[:20])
@@ -123,8 +127,8 @@ func TestPrefixSuffixRun(t *testing.T) {
 	if len(reqs) != 7 {
 		t.Fatalf("%d requests, want 1 + 2 x 3", len(reqs))
 	}
-	// The throw-away request: one word, max_tokens 1, a warmup.
-	if w := reqs[0]; w.ID != "engine_warmup" || w.Phase != sender.PhaseWarmup || w.MaxTokens != 1 || w.Messages[0].Content != "hi" {
+	// The throw-away request: LMCache's Hello, max_tokens 1, a warmup.
+	if w := reqs[0]; w.ID != "engine_warmup" || w.Phase != sender.PhaseWarmup || w.MaxTokens != 1 || w.Messages[0].Content != "Hello" {
 		t.Fatalf("first request %+v, want the engine warmup", w)
 	}
 	// The settle pause is logged between the two passes.

@@ -273,15 +273,21 @@ func ragSample(rec map[string]any, index int) (RAGSample, bool) {
 	default:
 		s.ID = strconv.Itoa(index)
 	}
-	s.Question = str(rec["question"])
+	s.Question = strings.TrimSpace(str(rec["question"]))
 	if s.Question == "" {
-		s.Question = str(rec["query"])
+		s.Question = strings.TrimSpace(str(rec["query"]))
 	}
-	for _, key := range []string{"paragraphs", "ctxs", "contexts", "context"} {
-		if v, ok := rec[key]; ok && v != nil {
-			s.Passages = ragPassages(v)
-			break
-		}
+	// LMCache's order: a non-empty list of paragraphs, else a non-empty
+	// ctxs or contexts, else context in any shape.
+	switch {
+	case len(list(rec["paragraphs"])) > 0:
+		s.Passages = ragPassages(rec["paragraphs"])
+	case len(list(rec["ctxs"])) > 0:
+		s.Passages = ragPassages(rec["ctxs"])
+	case len(list(rec["contexts"])) > 0:
+		s.Passages = ragPassages(rec["contexts"])
+	case rec["context"] != nil:
+		s.Passages = ragPassages(rec["context"])
 	}
 	if a, ok := rec["answers"]; ok && a != nil {
 		s.Answers = strs(a)
@@ -296,36 +302,33 @@ func ragSample(rec map[string]any, index int) (RAGSample, bool) {
 		}
 	}
 	s.Answers = answers
-	return s, len(s.Passages) > 0 && strings.TrimSpace(s.Question) != "" && len(s.Answers) > 0
+	return s, len(s.Passages) > 0 && s.Question != "" && len(s.Answers) > 0
 }
 
 // ragPassages reads the passage shapes: a list of objects (title + text
 // fields), a list of [title, sentences] pairs, HotpotQA's {title: [...],
-// sentences: [[...]]}, a list of strings, or one string. Empty passages
-// are dropped.
+// sentences: [[...]]}, a list of strings, or one string. As in LMCache a
+// passage is its trimmed title, a newline and its trimmed text, or the
+// text alone when it has no title; a passage with neither is dropped, one
+// with a title and a blank text is kept ("Empty\n").
 func ragPassages(v any) []string {
 	var out []string
 	keep := func(title, text string) {
 		text = strings.TrimSpace(text)
-		if text == "" {
-			return
-		}
 		if title = strings.TrimSpace(title); title != "" {
 			text = title + "\n" + text
 		}
-		out = append(out, text)
+		if text != "" {
+			out = append(out, text)
+		}
 	}
 	switch t := v.(type) {
 	case string:
 		keep("", t)
 	case map[string]any:
 		titles, sents := list(t["title"]), list(t["sentences"])
-		for i := range titles {
-			var text string
-			if i < len(sents) {
-				text = strings.Join(strs(sents[i]), "")
-			}
-			keep(str(titles[i]), text)
+		for i := 0; i < min(len(titles), len(sents)); i++ {
+			keep(str(titles[i]), textOf(sents[i]))
 		}
 	case []any:
 		for _, e := range t {
@@ -334,7 +337,7 @@ func ragPassages(v any) []string {
 				keep("", p)
 			case map[string]any:
 				text := ""
-				for _, k := range []string{"paragraph_text", "text", "content", "passage", "paragraph"} {
+				for _, k := range []string{"text", "paragraph_text", "content", "passage", "paragraph"} {
 					if text = textOf(p[k]); text != "" {
 						break
 					}
@@ -342,7 +345,7 @@ func ragPassages(v any) []string {
 				keep(str(p["title"]), text)
 			case []any:
 				if len(p) == 2 {
-					keep(str(p[0]), strings.Join(strs(p[1]), ""))
+					keep(str(p[0]), textOf(p[1]))
 				}
 			}
 		}

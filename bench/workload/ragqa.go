@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,20 +16,32 @@ import (
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
 func init() { Register(config.RAGQAQuality, newRAGQAQuality) }
 
-// ragInstruction is kvbench's own wording of the task.
-const ragInstruction = "Answer the question using only the passages below. " +
-	"Keep any reasoning short, then give the short final answer between <final_answer> and </final_answer>, " +
-	"for example <final_answer>Paris</final_answer>."
+// ragSystemPrompt opens every request: LMCache's wording, to the byte.
+const ragSystemPrompt = "Answer the question using only the given passages. You may reason " +
+	"through the problem, but put only the concise final answer between " +
+	"<final_answer> and </final_answer>. Always emit both tags.\n\n" +
+	"The following are the given passages.\n"
 
-// ragAlignTries bounds the /tokenize checks of one block's padding.
+// ragQuestionLead and ragQuestionTail surround a measured request's
+// question (LMCache's question template).
+const (
+	ragQuestionLead = "\n\nAnswer the question using only the passages above. End with exactly " +
+		"one concise answer in this form: <final_answer>answer</final_answer>.\n\n" +
+		"Question: "
+	ragQuestionTail = "\nAnswer:"
+)
+
+// ragAlignTries bounds the re-draws of one block's padding.
 const ragAlignTries = 8
 
-// ragFillerWords is how many one-token filler words are learned.
-const ragFillerWords = 512
+// ragFillerWords is how many one-token filler words are learned
+// (LMCache's filler vocabulary size).
+const ragFillerWords = 4096
 
 // RAGTemplateKwargs turns KEY=VALUE settings into chat_template_kwargs:
 // true/false become booleans, integers numbers, anything else text.
@@ -113,53 +124,62 @@ func newRAGQAQuality(p Params) (Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(uint64(p.Seed), 0x726167))
-	var count int // the last padded text's tokens
-	pad := func(text string) (string, error) {
-		padded := text
-		for try := 0; try <= ragAlignTries; try++ {
-			ids, err := tokenize(ctx, padded)
-			if err != nil {
-				return "", err
-			}
-			count = len(ids) - len(base)
-			need := (w.align - count%w.align) % w.align
-			if need == 0 {
-				return padded, nil
-			}
-			if try == ragAlignTries {
-				w.offAlign++
-				return padded, nil
-			}
-			if padded == text {
-				padded += "\n"
-			}
-			words := make([]string, need)
-			for i := range words {
-				words[i] = filler[rng.IntN(len(filler))]
-			}
-			if !strings.HasSuffix(padded, "\n") {
-				padded += " "
-			}
-			padded += strings.Join(words, " ")
-		}
-		return padded, nil
+	count := func(text string) (int, error) {
+		ids, err := tokenize(ctx, text)
+		return len(ids) - len(base), err
 	}
-	if w.instruction, err = pad(ragInstruction); err != nil {
+	// pad is LMCache's padding: when text's tokens are not a multiple of
+	// the alignment, a newline and that many filler words drawn from rng;
+	// re-counted, and re-drawn with the count corrected, up to 8 times.
+	// The chat template's own prefix is counted as 0 tokens.
+	pad := func(text string, rng *pyrandom.Random) (string, int, error) {
+		n, err := count(text)
+		if err != nil {
+			return "", 0, err
+		}
+		target := (n + w.align - 1) / w.align * w.align
+		if target == n {
+			return text, n, nil
+		}
+		need, padded := target-n, text
+		for try := 0; try < ragAlignTries; try++ {
+			words := make([]string, max(need, 0))
+			for i := range words {
+				words[i] = pyrandom.ChoiceOf(rng, filler.Words)
+			}
+			padded = text + "\n" + filler.Join(words)
+			if n, err = count(padded); err != nil {
+				return "", 0, err
+			}
+			if n == target {
+				return padded, n, nil
+			}
+			need += target - n
+		}
+		w.offAlign++
+		return padded, n, nil
+	}
+	if w.instruction, w.instrTokens, err = pad(ragSystemPrompt, pyrandom.New(p.Seed)); err != nil {
 		return nil, err
 	}
-	w.instrTokens = count
 	w.passages, w.passTokens, w.warmDone = map[string]string{}, map[string]int{}, map[string]bool{}
+	seen := map[string]bool{}
 	for _, s := range w.samples {
 		for _, raw := range s.Passages {
 			if _, ok := w.passages[raw]; ok {
 				continue
 			}
-			if w.passages[raw], err = pad(raw); err != nil {
+			// Seeded from the text (random.Random(f"{seed}:{passage}")),
+			// so a passage's padding does not depend on where it appears.
+			rng := pyrandom.NewString(fmt.Sprintf("%d:%s", p.Seed, raw))
+			if w.passages[raw], w.passTokens[raw], err = pad(raw, rng); err != nil {
 				return nil, err
 			}
-			w.passTokens[raw] = count
-			w.order = append(w.order, raw)
+			// Prefilled once per distinct padded block.
+			if !seen[w.passages[raw]] {
+				seen[w.passages[raw]] = true
+				w.order = append(w.order, raw)
+			}
 		}
 	}
 	return w, nil
@@ -191,18 +211,18 @@ func (w *RAGQAQuality) request(id, phase, content string, maxTokens int) *sender
 	return r
 }
 
-// Prompt is a sample's measured prompt: the instruction block, the padded
-// passages in dataset order, then the question.
+// Prompt is a sample's measured prompt, laid out as LMCache lays it out:
+// the padded system block, the padded passages in dataset order (each
+// straight after the one before), then the question.
 func (w *RAGQAQuality) Prompt(s RAGSample) string {
 	var b strings.Builder
 	b.WriteString(w.instruction)
 	for _, raw := range s.Passages {
-		b.WriteString("\n")
 		b.WriteString(w.passages[raw])
 	}
-	b.WriteString("\nQuestion: ")
+	b.WriteString(ragQuestionLead)
 	b.WriteString(s.Question)
-	b.WriteString("\nAnswer:")
+	b.WriteString(ragQuestionTail)
 	return b.String()
 }
 
@@ -210,7 +230,7 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 	if w.p.Warmup() {
 		warm := make([]*sender.Request, len(w.order))
 		for i, raw := range w.order {
-			warm[i] = w.request(fmt.Sprintf("prefill_doc%d", i), sender.PhaseWarmup, w.instruction+"\n"+w.passages[raw], 1)
+			warm[i] = w.request(fmt.Sprintf("prefill_doc%d", i), sender.PhaseWarmup, w.instruction+w.passages[raw], 1)
 		}
 		env.Phase("warmup", len(warm), 0)
 		runSequential(ctx, env, warm, func(r sender.Result) {

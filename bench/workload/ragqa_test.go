@@ -85,8 +85,9 @@ func TestLoadRAGSamples(t *testing.T) {
 		!reflect.DeepEqual(s.Answers, []string{"Paris", "City of Light"}) {
 		t.Errorf("sample 0 %+v", s)
 	}
-	if s := got[1]; len(s.Passages) != 1 {
-		t.Errorf("the empty passage is not dropped: %+v", s.Passages)
+	// A passage whose text is blank is kept as its title, as LMCache keeps it.
+	if s := got[1]; len(s.Passages) != 2 || s.Passages[1] != "Empty\n" {
+		t.Errorf("the blank passage is not kept as LMCache keeps it: %q", s.Passages)
 	}
 	if s := got[2]; s.ID != "3hop_3" || s.Question != "Capital of Italy?" || !reflect.DeepEqual(s.Answers, []string{"Rome", "Roma"}) {
 		t.Errorf("ctxs/query/answers/_id shape: %+v", s)
@@ -185,18 +186,30 @@ func TestRAGRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := sent()
-	if len(reqs) != 3+3 || reqs[0].ID != "prefill_doc0" || reqs[3].ID != "sample0" {
-		t.Fatalf("%d requests (%s ...), want 3 distinct passages then 3 samples", len(reqs), reqs[0].ID)
+	// Paris, Berlin, the blank-bodied Empty (kept, as LMCache keeps it)
+	// and Rome, then the three questions.
+	if len(reqs) != 4+3 || reqs[0].ID != "prefill_doc0" || reqs[4].ID != "sample0" {
+		t.Fatalf("%d requests (%s ...), want 4 distinct passages then 3 samples", len(reqs), reqs[0].ID)
 	}
-	if reqs[0].MaxTokens != 1 || reqs[3].Temperature != 0 || reqs[3].MaxTokens != 1024 {
-		t.Errorf("warmup max_tokens %d, sample max_tokens %d", reqs[0].MaxTokens, reqs[3].MaxTokens)
+	if reqs[0].MaxTokens != 1 || reqs[4].Temperature != 0 || reqs[4].MaxTokens != 1024 {
+		t.Errorf("warmup max_tokens %d, sample max_tokens %d", reqs[0].MaxTokens, reqs[4].MaxTokens)
 	}
-	if kw := reqs[3].ExtraBody["chat_template_kwargs"].(map[string]any); kw["enable_thinking"] != false {
-		t.Errorf("chat_template_kwargs %v", reqs[3].ExtraBody)
+	if kw := reqs[4].ExtraBody["chat_template_kwargs"].(map[string]any); kw["enable_thinking"] != false {
+		t.Errorf("chat_template_kwargs %v", reqs[4].ExtraBody)
 	}
-	// The measured prompt holds each passage byte-identical to its warmup.
-	if !strings.Contains(reqs[3].Messages[0].Content, strings.TrimPrefix(reqs[0].Messages[0].Content, w.instruction+"\n")) {
-		t.Error("a sample's passage differs from the passage prefilled alone")
+	// LMCache's layout: a prefill is the system block then the passage;
+	// a question is the system block, its passages back to back, then
+	// the question template, each passage byte-identical to its prefill.
+	paris, berlin := w.passages["Paris\nParis is the capital of France."], w.passages["Berlin\nBerlin is the capital of Germany."]
+	if !strings.HasPrefix(w.instruction, ragSystemPrompt) || reqs[0].Messages[0].Content != w.instruction+paris {
+		t.Errorf("prefill_doc0 %q, want the system block then the Paris passage", reqs[0].Messages[0].Content)
+	}
+	want := w.instruction + paris + berlin + "\n\nAnswer the question using only the passages above. End with exactly one concise answer in this form: <final_answer>answer</final_answer>.\n\nQuestion: What is the capital of France?\nAnswer:"
+	if got := reqs[4].Messages[0].Content; got != want {
+		t.Errorf("sample0\n%q\nwant\n%q", got, want)
+	}
+	if !strings.HasPrefix(paris, "Paris\nParis is the capital of France.\n ") || w.passages["Empty\n"] == "" {
+		t.Errorf("padded passages %q / %q: want the text, a newline, then filler words after a space", paris, w.passages["Empty\n"])
 	}
 	data, err := os.ReadFile(filepath.Join(env.RunDir, "rag_qa_quality.json"))
 	if err != nil {

@@ -33,8 +33,17 @@ func newVocabCandidates(seed int64) *vocabCandidates {
 	return &vocabCandidates{rng: rand.New(rand.NewPCG(uint64(seed), 0x766f63)), seen: map[string]bool{}}
 }
 
+const vocabVowels, vocabConsonants = "aeiou", "bcdfghjklmnprstvwyz"
+
+// vocabCandidateSpace is how many distinct candidates there are: CV, CVC
+// and CVCV words.
+const vocabCandidateSpace = len(vocabConsonants) * len(vocabVowels) * (1 + len(vocabConsonants) + len(vocabConsonants)*len(vocabVowels))
+
+// exhausted reports whether every candidate has been given.
+func (c *vocabCandidates) exhausted() bool { return len(c.seen) >= vocabCandidateSpace }
+
 func (c *vocabCandidates) next() string {
-	const vowels, consonants = "aeiou", "bcdfghjklmnprstvwyz"
+	const vowels, consonants = vocabVowels, vocabConsonants
 	for {
 		var b []byte
 		switch c.rng.IntN(3) {
@@ -53,23 +62,84 @@ func (c *vocabCandidates) next() string {
 	}
 }
 
+// TokenPool is a vocabulary of words that are one token each and how
+// text is made of them (LMCache's TokenPool): with LeadingSpace, every
+// word follows a space, the first one too (" ba kot mire"), as on most
+// tokenizers, where a word's token carries its leading space; without
+// it the words are only separated by spaces ("ba kot mire"), for
+// tokenizers that charge for a leading space.
+type TokenPool struct {
+	Words        []string
+	LeadingSpace bool
+}
+
+// Join makes the text of words: one token per word.
+func (p TokenPool) Join(words []string) string {
+	text := strings.Join(words, " ")
+	if text != "" && p.LeadingSpace {
+		return " " + text
+	}
+	return text
+}
+
 // LearnVocab finds up to n words that are one token each on the engine's
-// tokenizer, in a seeded order: candidates are checked in batches (a batch
-// whose words tokenize to exactly one id each is accepted whole; one that
-// does not is split in halves until its single words are judged), within
-// a bounded number of calls. Fewer than n words is not an error as long as
-// there are enough to draw text from; the caller says how many it got.
-func LearnVocab(ctx context.Context, tokenize TokenizeFunc, n int, seed int64) ([]string, error) {
+// tokenizer, in a seeded order, under LMCache's joining convention: each
+// word after a space first; when that finds fewer than n words, the words
+// separated by spaces, kept if it finds more. Candidates are checked in
+// batches (a batch whose words tokenize to exactly one id each is
+// accepted whole; one that does not is split in halves until its single
+// words are judged), within a bounded number of calls per convention.
+// Fewer than n words is not an error as long as there are enough to draw
+// text from; the caller says how many it got.
+func LearnVocab(ctx context.Context, tokenize TokenizeFunc, n int, seed int64) (TokenPool, error) {
+	spaced, err := learnVocab(ctx, tokenize, n, seed, true)
+	if err != nil {
+		return TokenPool{}, err
+	}
+	pool := TokenPool{Words: spaced.words, LeadingSpace: true}
+	calls := spaced.calls
+	if len(pool.Words) < n {
+		sep, err := learnVocab(ctx, tokenize, n, seed, false)
+		if err != nil {
+			return TokenPool{}, err
+		}
+		calls += sep.calls
+		if len(sep.words) > len(pool.Words) {
+			pool = TokenPool{Words: sep.words}
+		}
+	}
+	if len(pool.Words) < min(n, vocabMin) {
+		return TokenPool{}, &UnavailableError{Err: fmt.Errorf("the engine's /tokenize gave only %d one-token words in %d calls; cannot build text of exact length", len(pool.Words), calls)}
+	}
+	return pool, nil
+}
+
+type learned struct {
+	words []string
+	calls int
+}
+
+// learnVocab learns words under one convention: leading (" w1 w2") or
+// separated ("w1 w2").
+func learnVocab(ctx context.Context, tokenize TokenizeFunc, n int, seed int64, leading bool) (learned, error) {
 	calls := 0
 	count := func(words []string) (int, error) {
 		calls++
-		ids, err := tokenize(ctx, strings.Join(words, " "))
+		text := strings.Join(words, " ")
+		if leading {
+			text = " " + text
+		}
+		ids, err := tokenize(ctx, text)
 		return len(ids), err
 	}
-	base, err := count(nil) // ids the engine adds to any text (a BOS)
+	// Ids the engine adds to any text (a BOS). A leading space that costs
+	// a token of its own counts against the words, as in LMCache.
+	calls++
+	ids, err := tokenize(ctx, "")
 	if err != nil {
-		return nil, err
+		return learned{}, err
 	}
+	base := len(ids)
 	var out []string
 	var judge func(words []string) error
 	judge = func(words []string) error {
@@ -94,19 +164,16 @@ func LearnVocab(ctx context.Context, tokenize TokenizeFunc, n int, seed int64) (
 		return judge(words[half:])
 	}
 	cands := newVocabCandidates(seed)
-	for len(out) < n && calls < vocabMaxCalls {
-		batch := make([]string, vocabBatch)
-		for i := range batch {
-			batch[i] = cands.next()
+	for len(out) < n && calls < vocabMaxCalls && !cands.exhausted() {
+		batch := make([]string, 0, vocabBatch)
+		for len(batch) < vocabBatch && !cands.exhausted() {
+			batch = append(batch, cands.next())
 		}
 		if err := judge(batch); err != nil {
-			return nil, err
+			return learned{}, err
 		}
 	}
-	if len(out) < min(n, vocabMin) {
-		return nil, &UnavailableError{Err: fmt.Errorf("the engine's /tokenize gave only %d one-token words in %d calls; cannot build text of exact length", len(out), calls)}
-	}
-	return out, nil
+	return learned{words: out, calls: calls}, nil
 }
 
 // tokenizeFunc is the engine's /tokenize (the one client trace replay
@@ -133,10 +200,10 @@ func (p Params) tokenizeFunc() TokenizeFunc {
 
 // vocabulary learns n one-token words through the engine, or says why it
 // cannot (exit 3: nothing was sent).
-func (p Params) vocabulary(ctx context.Context, n int, seed int64) ([]string, error) {
+func (p Params) vocabulary(ctx context.Context, n int, seed int64) (TokenPool, error) {
 	tk := p.tokenizeFunc()
 	if tk == nil {
-		return nil, &UnavailableError{Err: errors.New("this workload needs the engine's /tokenize, and no engine is known")}
+		return TokenPool{}, &UnavailableError{Err: errors.New("this workload needs the engine's /tokenize, and no engine is known")}
 	}
 	return LearnVocab(ctx, tk, n, seed)
 }
