@@ -166,6 +166,7 @@ func Merge(o MergeOptions) (*Merged, error) {
 		logf("the %s block cannot be rebuilt from the lines of %s: it is left null", "workload", cfg.Workload())
 	}
 	collector := stats.New()
+	collector.SetPercentiles(cfg.Percentiles())
 	ls, lerr := load.FromConfig(cfg)
 	if lerr != nil {
 		return nil, &UsageError{Err: fmt.Errorf("merge: %s: %v", shards[0].dir, lerr)}
@@ -267,6 +268,7 @@ func Merge(o MergeOptions) (*Merged, error) {
 	}
 	loadBlock.Delivered = len(loadBlock.DegradedReasons) == 0
 	sum.Load, sum.Goodput = &loadBlock, goodput
+	sum.Headline = record.NewHeadline(sum, blocks.Speedup)
 	sum.StartSkewMs = skew
 	sum.Shards = infos
 	sum.Partial = len(missing) > 0

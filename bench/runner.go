@@ -268,6 +268,7 @@ func New(p *Prepared) (*Runner, error) {
 		gate:    load.NewGate(ls, now),
 		tracker: load.NewTracker(ls),
 	}
+	r.stats.SetPercentiles(p.Config.Percentiles())
 	runKey := ""
 	if r.shard.Sharded() {
 		runKey = p.Config.RunKey()
@@ -732,6 +733,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	}
 	loadBlock, goodput := r.tracker.Final(blocks.Results.ElapsedTime, hold, r.overloadReasons(blocks.Client))
 	sum.Load, sum.Goodput = &loadBlock, goodput
+	sum.Headline = record.NewHeadline(sum, blocks.Speedup)
 	if len(missing) > 0 {
 		sum.Run.ExitCode = 4
 	}
@@ -791,6 +793,9 @@ func summarise(cfg *config.Config, engineURL, dir string, blocks stats.Blocks, o
 		Latency:       blocks.Latency,
 		Client:        blocks.Client,
 		Workload:      outcome.Block,
+		ByCacheState:  &blocks.ByCacheState,
+		Serving:       &blocks.Serving,
+		Errors:        &blocks.Errors,
 	}
 	sum.Tool.Name = "kvbench"
 	sum.Tool.Version = Version

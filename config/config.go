@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -539,6 +540,9 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	if _, err := ParsePercentiles(c.String("percentiles")); err != nil {
+		return err
+	}
 	if w == KVTierPressure {
 		if pool := c.Int("ktp_pool_size"); pool > 0 && c.Int("ktp_docs_per_request") > pool {
 			return fmt.Errorf("--ktp-docs-per-request must be <= --ktp-pool-size %d (got %d)", pool, c.Int("ktp_docs_per_request"))
@@ -552,6 +556,35 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ParsePercentiles reads --percentiles: numbers in (0, 100] separated by
+// commas ("50,90,95,99,99.9"), sorted, without repeats; empty is the
+// default 50,90,99.
+func ParsePercentiles(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return []float64{50, 90, 99}, nil
+	}
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || !(v > 0 && v <= 100) {
+			return nil, fmt.Errorf("--percentiles must be numbers in (0, 100] separated by commas (got %q)", strings.TrimSpace(part))
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Percentiles is --percentiles, parsed (the default when invalid: the
+// config was validated before).
+func (c *Config) Percentiles() []float64 {
+	ps, err := ParsePercentiles(c.String("percentiles"))
+	if err != nil {
+		ps, _ = ParsePercentiles("")
+	}
+	return ps
 }
 
 // ParseObject decodes a JSON object given on the command line.

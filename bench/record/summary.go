@@ -54,14 +54,22 @@ func parseTime(s string) time.Time {
 // back by ReadSummary they are json.RawMessage, which keeps key order and
 // exact numbers (Field reads one key of either form).
 type Summary struct {
-	SchemaVersion int           `json:"schema_version"`
-	Tool          Tool          `json:"tool"`
-	Run           RunInfo       `json:"run"`
-	Config        any           `json:"config"`
-	Results       stats.Results `json:"results"`
-	Cache         stats.Cache   `json:"cache"`
-	Latency       stats.Latency `json:"latency"`
-	Client        stats.Client  `json:"client"`
+	SchemaVersion int     `json:"schema_version"`
+	Tool          Tool    `json:"tool"`
+	Run           RunInfo `json:"run"`
+	// Headline leads: what reuse changed (nil in summaries written
+	// before it existed).
+	Headline *Headline     `json:"headline,omitempty"`
+	Config   any           `json:"config"`
+	Results  stats.Results `json:"results"`
+	Cache    stats.Cache   `json:"cache"`
+	Latency  stats.Latency `json:"latency"`
+	Client   stats.Client  `json:"client"`
+	// The figures by cache state, vLLM's serving figures and the failed
+	// requests by error code (nil in summaries written before them).
+	ByCacheState *stats.ByCacheState `json:"by_cache_state,omitempty"`
+	Serving      *stats.Serving      `json:"serving,omitempty"`
+	Errors       *map[string]int     `json:"errors,omitempty"`
 	// Load and Goodput are spec/load.md's blocks; Load is nil only in
 	// summaries written before it existed, Goodput without an SLO.
 	Load     *load.Block   `json:"load"`

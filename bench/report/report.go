@@ -103,8 +103,12 @@ func Text(w io.Writer, s *record.Summary, extra ...Section) error {
 	if workload == "" {
 		workload = NA
 	}
-	sections := append(append(Sections(s), extra...), Expectation(s)...)
-	return Render(w, Title(workload), append(sections, Overload(s)...))
+	sections := append(append(Sections(s), extra...), ByCacheState(s)...)
+	sections = append(append(sections, Serving(s)...), Expectation(s)...)
+	sections = append(sections, Overload(s)...)
+	// What reuse changed closes the summary, where a terminal user's
+	// eye lands.
+	return Render(w, Title(workload), append(sections, KVCache(s)...))
 }
 
 // Expectation is the section of the workload's expectation: the verdict,

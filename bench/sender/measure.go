@@ -97,6 +97,7 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 	}
 	if s.hasFirst {
 		r.FirstToken = s.first
+		r.FirstContent = s.firstContent
 		r.FirstTokenTime = f(abs(s.first))
 		r.TTFT = f(s.first.Sub(s.submit).Seconds())
 	}

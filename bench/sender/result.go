@@ -151,6 +151,9 @@ type Result struct {
 	ReasoningField string `json:"-"`
 	// Submit, FirstToken and Finish are monotonic-clock instants.
 	Submit, FirstToken, Finish time.Time `json:"-"`
+	// FirstContent is the first content chunk's arrival, after any
+	// reasoning (zero when no content came): time to first output token.
+	FirstContent time.Time `json:"-"`
 }
 
 // Measured reports whether the result counts in the `results` block:

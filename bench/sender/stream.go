@@ -89,29 +89,31 @@ type stream struct {
 	tmplOK             bool
 
 	// Outcome.
-	done       bool
-	seen       bool // a choice or usage chunk arrived
-	complete   bool
-	errCode    string
-	errDetail  string
-	finish     time.Time
-	first      time.Time
-	hasFirst   bool
-	chunks     int
-	arrivals   []time.Duration // content/reasoning chunk arrivals since submit; result turns them into gaps
-	contentH   hash.Hash
-	reasonH    hash.Hash
-	hasOutput  bool
-	usage      usage
-	hasUsage   bool
-	cacheN     count
-	tokenSHA   [64]byte
-	digests    [2 * sha256.Size]byte
-	tokenSHALn int
-	finishWhy  []byte
-	hasFinish  bool
-	reasonFld  string
-	text       []byte
+	done      bool
+	seen      bool // a choice or usage chunk arrived
+	complete  bool
+	errCode   string
+	errDetail string
+	finish    time.Time
+	first     time.Time
+	// firstContent is the first content (not reasoning) chunk's arrival.
+	firstContent time.Time
+	hasFirst     bool
+	chunks       int
+	arrivals     []time.Duration // content/reasoning chunk arrivals since submit; result turns them into gaps
+	contentH     hash.Hash
+	reasonH      hash.Hash
+	hasOutput    bool
+	usage        usage
+	hasUsage     bool
+	cacheN       count
+	tokenSHA     [64]byte
+	digests      [2 * sha256.Size]byte
+	tokenSHALn   int
+	finishWhy    []byte
+	hasFinish    bool
+	reasonFld    string
+	text         []byte
 }
 
 var streamPool = sync.Pool{New: func() any {
@@ -138,6 +140,7 @@ func getStream(submit time.Time, now func() time.Time, maxLine int, keepText boo
 	s.tmplOK = false
 	s.done, s.seen, s.complete, s.errCode, s.errDetail = false, false, false, "", ""
 	s.finish, s.first, s.hasFirst, s.chunks = time.Time{}, time.Time{}, false, 0
+	s.firstContent = time.Time{}
 	s.arrivals = s.arrivals[:0]
 	s.contentH.Reset()
 	s.reasonH.Reset()
@@ -404,6 +407,9 @@ func (s *stream) dispatch(lenient bool) {
 	s.arrivals = append(s.arrivals, t.Sub(s.submit))
 	s.hasOutput = true
 	if len(c.content) > 0 {
+		if s.firstContent.IsZero() {
+			s.firstContent = t
+		}
 		s.contentH.Write(c.content)
 		if s.keepText {
 			s.text = append(s.text, c.content...)

@@ -102,4 +102,11 @@ type Blocks struct {
 	Cache   Cache   `json:"cache"`
 	Latency Latency `json:"latency"`
 	Client  Client  `json:"client"`
+	// The figures by cache state, vLLM's serving figures and the failed
+	// measured requests by error code (spec/record.md, "The headline"),
+	// which the summary carries as blocks of their own.
+	ByCacheState ByCacheState   `json:"-"`
+	Serving      Serving        `json:"-"`
+	Errors       map[string]int `json:"-"`
+	Speedup      Speedup        `json:"-"`
 }

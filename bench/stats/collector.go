@@ -61,7 +61,7 @@ type Collector struct {
 	// the final cache block counts (reason "error") and live progress
 	// does not.
 	failedUnverified int
-	first, last  time.Time // measured span: first submit, last finish
+	first, last      time.Time // measured span: first submit, last finish
 
 	// Successful measured requests.
 	ttftMs, decode, latencyMs  []float64
@@ -83,6 +83,16 @@ type Collector struct {
 	lags                       []float64
 	maxLag                     float64
 	series                     series
+	fig                        figures   // by cache state and serving
+	percentiles                []float64 // --percentiles
+}
+
+// SetPercentiles sets the percentiles of the serving figures and of the
+// figures by cache state (--percentiles); nil keeps DefaultPercentiles.
+func (c *Collector) SetPercentiles(ps []float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.percentiles = slices.Clone(ps)
 }
 
 // New returns a Collector reading time.Now.
@@ -98,6 +108,7 @@ func NewWithClock(now func() time.Time) *Collector {
 func (c *Collector) Add(r *sender.Result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.fig.add(r)
 	c.retries += r.Retries
 	switch {
 	case r.Phase == sender.PhaseWarmup:
@@ -381,6 +392,14 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 		}
 	}
 	b.Latency.AggregatePrefillTPS = c.agg.Value()
+
+	b.ByCacheState = c.fig.byState(c.percentiles)
+	b.Serving = c.fig.serving(c.percentiles, c.done-c.failed, c.inTokens, c.outTokens, el)
+	b.Speedup = c.fig.speedup()
+	b.Errors = map[string]int{}
+	for k, v := range c.fig.errors {
+		b.Errors[k] = v
+	}
 
 	b.Client.CPUSeconds = finite(client.CPUSeconds)
 	b.Client.SchedLatencyP99Ms, b.Client.MachineCPUBusyMax = client.SchedLatencyP99Ms, client.MachineCPUBusyMax
