@@ -17,7 +17,8 @@ import (
 )
 
 // runConfig is a small long-doc-qa run (5 documents, 2 questions each)
-// against the test engine; shard "" is the whole run.
+// against the test engine; shard "" is the whole run, and the shards of
+// a run share one run key.
 func runConfig(t *testing.T, out, shard string) string {
 	t.Helper()
 	cfg := config.Default()
@@ -29,6 +30,7 @@ func runConfig(t *testing.T, out, shard string) string {
 	cfg.Set("output_dir", out)
 	if shard != "" {
 		cfg.Set("shard", shard)
+		cfg.Set("run_key", "merge-test")
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
