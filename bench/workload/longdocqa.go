@@ -158,6 +158,21 @@ func (w *LongDocQA) Run(ctx context.Context, env Env) error {
 	return nil
 }
 
+// ShardOf: a document's warmup (warmup_doc{d}) and its questions
+// (doc{d}_q{q}) are sent by the shard d mod count.
+func (w *LongDocQA) ShardOf(id string, count int) (int, bool) {
+	n, ok := idNumbers(id, "warmup_doc")
+	if !ok {
+		if n, ok = idNumbers(id, "doc", "_q"); !ok || n[1] >= w.queries {
+			return 0, false
+		}
+	}
+	if n[0] >= w.numDocs {
+		return 0, false
+	}
+	return n[0] % count, true
+}
+
 // Observe adds one finished request to the outcome: warmups to the
 // warmup tally, questions to the measured one and, by the question
 // number in their id (doc{d}_q{q}), to the first or later questions.

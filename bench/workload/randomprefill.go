@@ -62,6 +62,15 @@ func (w *RandomPrefill) Run(ctx context.Context, env Env) error {
 	return nil
 }
 
+// ShardOf: request prefill_i is sent by the shard i mod count.
+func (w *RandomPrefill) ShardOf(id string, count int) (int, bool) {
+	n, ok := idNumbers(id, "prefill_")
+	if !ok || n[0] >= w.n {
+		return 0, false
+	}
+	return n[0] % count, true
+}
+
 // Observe adds one finished request to the outcome.
 func (w *RandomPrefill) Observe(r *sender.Result) {
 	w.observed.add(r)
