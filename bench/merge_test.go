@@ -21,6 +21,12 @@ import (
 // a run share one run key.
 func runConfig(t *testing.T, out, shard string) string {
 	t.Helper()
+	return runConfigKey(t, out, shard, "merge-test")
+}
+
+// runConfigKey is runConfig with the shards' run key.
+func runConfigKey(t *testing.T, out, shard, key string) string {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Set("workload", config.LongDocQA)
 	cfg.Set("model", "m")
@@ -30,7 +36,7 @@ func runConfig(t *testing.T, out, shard string) string {
 	cfg.Set("output_dir", out)
 	if shard != "" {
 		cfg.Set("shard", shard)
-		cfg.Set("run_key", "merge-test")
+		cfg.Set("run_key", key)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
