@@ -300,3 +300,33 @@ func TestMergeTraceReplayKeepsItsBlock(t *testing.T) {
 		cancel()
 	}
 }
+
+// A workload that merge does not rebuild from its record is not built at
+// all: a prompt file its config names (here a FIFO, which would block an
+// open) is never opened.
+func TestMergeOpensNoFileTheConfigNames(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "prompt.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "probe")
+	os.MkdirAll(dir, 0o755)
+	path, _ := json.Marshal(fifo)
+	os.WriteFile(filepath.Join(dir, record.ConfigFile), []byte(`{"workload": "cache-probe", "cp_prompt_file": `+string(path)+
+		`, "shard": {"index": 0, "count": 1, "start_at": "2030-01-01T00:00:00Z", "run_key": "probe-1"}}`+"\n"), 0o644)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Merge(MergeOptions{Dirs: []string{dir}, OutputDir: t.TempDir()})
+		done <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("merge did not return in 60 s: it opened the config's prompt file")
+	}
+}

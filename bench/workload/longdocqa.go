@@ -11,7 +11,10 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.LongDocQA, newLongDocQA) }
+func init() {
+	Register(config.LongDocQA, newLongDocQA)
+	RegisterRebuildable(config.LongDocQA)
+}
 
 var ldqaQuestions = [4]string{
 	"What is this document about?",

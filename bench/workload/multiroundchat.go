@@ -14,7 +14,10 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.MultiRoundChat, newMultiRoundChat) }
+func init() {
+	Register(config.MultiRoundChat, newMultiRoundChat)
+	RegisterRebuildable(config.MultiRoundChat)
+}
 
 // mrcRetry is how often a dispatch that waits for a busy session checks
 // again.

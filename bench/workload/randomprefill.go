@@ -10,7 +10,10 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.RandomPrefill, newRandomPrefill) }
+func init() {
+	Register(config.RandomPrefill, newRandomPrefill)
+	RegisterRebuildable(config.RandomPrefill)
+}
 
 // RandomPrefill sends unique prompts all at once with max_tokens 1: every
 // request should be a cold prefill.

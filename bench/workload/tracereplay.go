@@ -24,7 +24,10 @@ import (
 	"github.com/kvbench/kvbench/internal/textclean"
 )
 
-func init() { Register(config.TraceReplay, newTraceReplay) }
+func init() {
+	Register(config.TraceReplay, newTraceReplay)
+	RegisterRebuildable(config.TraceReplay)
+}
 
 // Prompt modes and their exactness (spec/trace.md).
 const (

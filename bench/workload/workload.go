@@ -223,12 +223,24 @@ var factories = map[string]Factory{}
 // Register adds a workload factory; each workload file registers itself.
 func Register(name string, f Factory) { factories[name] = f }
 
+// rebuildable are the workloads merge rebuilds from a record.
+var rebuildable = map[string]bool{}
+
+// RegisterRebuildable marks a registered workload whose outcome kvbench
+// merge rebuilds from its record: it is an Observer and its factory
+// honours Params.FromRecord. Any other is never built from a record, so
+// no file its config names (a prompt file, a dataset) is opened then.
+func RegisterRebuildable(name string) { rebuildable[name] = true }
+
 // New validates the parameters and builds the named workload.
 func New(p Params) (Workload, error) {
 	name := p.Config.Workload()
 	f, ok := factories[name]
 	if !ok {
 		return nil, fmt.Errorf("--workload %q is not available", name)
+	}
+	if p.FromRecord && !rebuildable[name] {
+		return nil, fmt.Errorf("the outcome of %s is not rebuilt from its record", name)
 	}
 	if p.TokensPerGB > config.MaxTokensPerGB {
 		return nil, fmt.Errorf("tokens per GB %d (from --lmcache-url) is out of range: at most %d", p.TokensPerGB, config.MaxTokensPerGB)
