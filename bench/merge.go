@@ -3,10 +3,12 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"container/heap"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -24,6 +26,7 @@ import (
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/bench/workload"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // MergeOptions say which shard folders to merge and where the merged run
@@ -64,6 +67,7 @@ type shardFolder struct {
 	index   int
 	count   int
 	startAt string
+	runKey  string
 	keys    []string                   // config.json keys in order
 	values  map[string]json.RawMessage // compacted values; "shard" without its index
 	summary *record.Summary            // nil when the shard wrote none
@@ -74,10 +78,12 @@ type shardFolder struct {
 }
 
 // indexEntry locates one request line of a shard: merged lines are
-// ordered by submit time, then shard, then position.
+// ordered by submit time, then shard, then position. id is a hash of
+// the line's request id, to find repeated ids without keeping them.
 type indexEntry struct {
 	submit float64
 	off    int64
+	id     uint64
 	length int32
 	shard  int32
 }
@@ -96,10 +102,11 @@ func Merge(o MergeOptions) (*Merged, error) {
 	if now == nil {
 		now = time.Now
 	}
-	shards, missing, err := readShardSet(o.Dirs, o.AllowPartial)
+	set, err := readShardSet(o.Dirs, o.AllowPartial)
 	if err != nil {
 		return nil, err
 	}
+	shards, missing := set.shards, set.missing
 	defer func() {
 		for _, s := range shards {
 			if s.file != nil {
@@ -108,18 +115,49 @@ func Merge(o MergeOptions) (*Merged, error) {
 		}
 	}()
 	cfg := config.Default()
-	if err := cfg.LoadJSON(filepath.Join(shards[0].dir, record.ConfigFile)); err != nil {
+	if err := cfg.LoadRecordJSON(set.configPath, set.config); err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("merge: %s: %v", shards[0].dir, err)}
 	}
 
-	// The index: where each line is, by submit time. 24 bytes a request;
+	// The workload's outcome is rebuilt from the lines, as the run built
+	// it: same workload, same Observe, the whole run's config; built
+	// from the record, it opens no file the config names (a trace) and
+	// asks no engine. What the lines do not hold comes from the shards'
+	// workload blocks, before the lines.
+	wl, werr := workload.New(workload.Params{
+		Config: cfg, TokensPerGB: cfg.Int("tokens_per_gb_kvcache"), Seed: int64(cfg.Int("seed")),
+		Endpoint: sender.Endpoint(cfg.String("endpoint")), FromRecord: true,
+	})
+	obs, _ := wl.(workload.Observer)
+	if werr != nil || obs == nil {
+		logf("the %s block cannot be rebuilt from the lines of %s: it is left null", "workload", cfg.Workload())
+		obs = nil
+	}
+	if sc, ok := wl.(workload.ShardCounter); ok && obs != nil {
+		for _, s := range shards {
+			if s.summary == nil {
+				continue
+			}
+			if b, ok := s.summary.Workload.(json.RawMessage); ok {
+				if err := sc.AddShardBlock(b); err != nil {
+					logf("%s: workload block: %v", s.dir, err)
+				}
+			}
+		}
+	}
+	owner, _ := wl.(workload.ShardOwner)
+	if werr != nil {
+		owner = nil
+	}
+
+	// The index: where each line is, by submit time. 32 bytes a request;
 	// the lines themselves stay on disk.
 	var index []indexEntry
 	for i, s := range shards {
-		entries, err := indexShard(s, int32(i))
+		entries, err := indexShard(s, int32(i), owner, cfg.Workload())
 		if err != nil {
 			return nil, err
 		}
@@ -130,6 +168,9 @@ func Merge(o MergeOptions) (*Merged, error) {
 			logf("%s has no %s (the shard did not finish): merged from its lines, marked interrupted", s.dir, record.SummaryFile)
 		}
 		index = append(index, entries...)
+	}
+	if err := checkRepeatedIDs(shards, index); err != nil {
+		return nil, err
 	}
 	sort.Slice(index, func(a, b int) bool {
 		x, y := index[a], index[b]
@@ -155,16 +196,6 @@ func Merge(o MergeOptions) (*Merged, error) {
 		return nil, &WriteError{Err: err}
 	}
 
-	// The workload's outcome is rebuilt from the lines, as the run built
-	// it: same workload, same Observe, the whole run's config.
-	wl, werr := workload.New(workload.Params{
-		Config: cfg, TokensPerGB: cfg.Int("tokens_per_gb_kvcache"), Seed: int64(cfg.Int("seed")),
-		Endpoint: sender.Endpoint(cfg.String("endpoint")),
-	})
-	obs, _ := wl.(workload.Observer)
-	if werr != nil || obs == nil {
-		logf("the %s block cannot be rebuilt from the lines of %s: it is left null", "workload", cfg.Workload())
-	}
 	collector := stats.New()
 	collector.SetPercentiles(cfg.Percentiles())
 	ls, lerr := load.FromConfig(cfg)
@@ -240,18 +271,6 @@ func Merge(o MergeOptions) (*Merged, error) {
 	blocks := collector.Final(stats.ClientInfo{CPUSeconds: cpu})
 	var outcome workload.Outcome
 	if obs != nil {
-		if sc, ok := wl.(workload.ShardCounter); ok {
-			for _, s := range shards {
-				if s.summary == nil {
-					continue
-				}
-				if b, ok := s.summary.Workload.(json.RawMessage); ok {
-					if err := sc.AddShardBlock(b); err != nil {
-						logf("%s: workload block: %v", s.dir, err)
-					}
-				}
-			}
-		}
 		outcome = wl.Outcome()
 	}
 	sum := summarise(cfg, strings.Join(engineList, ","), rec.Dir(), blocks, outcome, run, false)
@@ -291,27 +310,45 @@ type WriteError struct{ Err error }
 func (e *WriteError) Error() string { return e.Err.Error() }
 func (e *WriteError) Unwrap() error { return e.Err }
 
+// shardRun is the folders of one sharded run, ordered by index, with
+// the indexes missing and the config.json merge loads.
+type shardRun struct {
+	shards     []*shardFolder
+	missing    []int
+	config     []byte
+	configPath string
+}
+
 // readShardSet reads each folder's config.json and summary and checks the
-// folders are the shards of one run: the same config but for the shard
-// index, every index 0..N-1 once (missing ones allowed with
-// allowPartial). Shards come back ordered by index, with the indexes
-// missing.
-func readShardSet(dirs []string, allowPartial bool) ([]*shardFolder, []int, error) {
+// folders are the shards of one run: the same run key, the same config
+// but for the shard index, every index 0..N-1 once (missing ones allowed
+// with allowPartial).
+func readShardSet(dirs []string, allowPartial bool) (*shardRun, error) {
 	if len(dirs) == 0 {
-		return nil, nil, &UsageError{Err: errors.New("merge: name the shard folders to merge")}
+		return nil, &UsageError{Err: errors.New("merge: name the shard folders to merge")}
 	}
-	var shards []*shardFolder
-	for _, dir := range dirs {
-		s, err := readShardFolder(dir)
+	set := &shardRun{}
+	for i, dir := range dirs {
+		s, raw, err := readShardFolder(dir)
 		if err != nil {
-			return nil, nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
+			return nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
 		}
-		shards = append(shards, s)
+		if i == 0 {
+			set.config, set.configPath = raw, filepath.Join(dir, record.ConfigFile)
+		}
+		set.shards = append(set.shards, s)
 	}
+	shards := set.shards
 	ref := shards[0]
 	for _, s := range shards[1:] {
+		if s.runKey != ref.runKey {
+			return nil, &UsageError{Err: fmt.Errorf("merge: %s and %s are not shards of one run: their run keys differ (%s vs %s)",
+				ref.dir, s.dir, ref.runKey, s.runKey)}
+		}
+	}
+	for _, s := range shards[1:] {
 		if key := firstDifference(ref, s); key != "" {
-			return nil, nil, &UsageError{Err: fmt.Errorf("merge: %s and %s are not shards of one run: config key %s differs (%s vs %s)",
+			return nil, &UsageError{Err: fmt.Errorf("merge: %s and %s are not shards of one run: config key %s differs (%s vs %s)",
 				ref.dir, s.dir, key, shown(ref.values[key]), shown(s.values[key]))}
 		}
 	}
@@ -321,22 +358,21 @@ func readShardSet(dirs []string, allowPartial bool) ([]*shardFolder, []int, erro
 		byIndex[s.index] = append(byIndex[s.index], s.dir)
 	}
 	var problems []string
-	var missing []int
 	for i := 0; i < ref.count; i++ {
 		switch d := byIndex[i]; {
 		case len(d) == 0:
-			missing = append(missing, i)
+			set.missing = append(set.missing, i)
 		case len(d) > 1:
 			problems = append(problems, fmt.Sprintf("shard %d of %d is given %d times (%s)", i, ref.count, len(d), strings.Join(d, ", ")))
 		}
 	}
-	if len(missing) > 0 && !allowPartial {
-		problems = append(problems, fmt.Sprintf("missing shard(s) %s of %d; merge what is there with --allow-partial", joinInts(missing), ref.count))
+	if len(set.missing) > 0 && !allowPartial {
+		problems = append(problems, fmt.Sprintf("missing shard(s) %s of %d; merge what is there with --allow-partial", joinInts(set.missing), ref.count))
 	}
 	if len(problems) > 0 {
-		return nil, nil, &UsageError{Err: fmt.Errorf("merge: %s", strings.Join(problems, "; "))}
+		return nil, &UsageError{Err: fmt.Errorf("merge: %s", strings.Join(problems, "; "))}
 	}
-	return shards, missing, nil
+	return set, nil
 }
 
 func joinInts(xs []int) string {
@@ -387,36 +423,43 @@ func shardKeyDifference(a, b *shardFolder) string {
 	return "shard"
 }
 
-// readShardFolder reads what merge needs of one folder before its lines.
-func readShardFolder(dir string) (*shardFolder, error) {
+// readShardFolder reads what merge needs of one folder before its lines,
+// and its config.json as read.
+func readShardFolder(dir string) (*shardFolder, []byte, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", dir, unwrapPath(err))
+		return nil, nil, fmt.Errorf("%s: %v", dir, unwrapPath(err))
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a run folder", dir)
+		return nil, nil, fmt.Errorf("%s is not a run folder", dir)
 	}
 	raw, err := record.ReadRegular(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a shard folder: %v", dir, err)
+		return nil, nil, fmt.Errorf("%s is not a shard folder: %v", dir, err)
 	}
 	s := &shardFolder{dir: dir, id: filepath.Base(filepath.Clean(dir)), values: map[string]json.RawMessage{}}
 	if s.keys, err = orderedObject(raw, s.values); err != nil {
-		return nil, fmt.Errorf("%s: %s is not a JSON object: %v", dir, record.ConfigFile, err)
+		return nil, nil, fmt.Errorf("%s: %s is not a JSON object: %v", dir, record.ConfigFile, err)
 	}
 	block, ok := s.values["shard"]
 	if !ok {
-		return nil, fmt.Errorf("%s is not a shard folder: its %s has no shard block (run the shards with --shard I/N)", dir, record.ConfigFile)
+		return nil, nil, fmt.Errorf("%s is not a shard folder: its %s has no shard block (run the shards with --shard I/N)", dir, record.ConfigFile)
 	}
 	var sb struct {
-		Index *int    `json:"index"`
-		Count *int    `json:"count"`
-		At    *string `json:"start_at"`
+		Index  *int    `json:"index"`
+		Count  *int    `json:"count"`
+		At     *string `json:"start_at"`
+		RunKey *string `json:"run_key"`
 	}
-	if err := json.Unmarshal(block, &sb); err != nil || sb.Index == nil || sb.Count == nil || *sb.Count < 1 || *sb.Index < 0 || *sb.Index >= *sb.Count {
-		return nil, fmt.Errorf("%s: the shard block of %s is not {index, count, start_at} with 0 <= index < count", dir, record.ConfigFile)
+	if err := json.Unmarshal(block, &sb); err != nil || sb.Index == nil || sb.Count == nil || *sb.Count < 1 || *sb.Count > config.MaxShards ||
+		*sb.Index < 0 || *sb.Index >= *sb.Count {
+		return nil, nil, fmt.Errorf("%s: the shard block of %s is not {index, count, start_at, run_key} with 0 <= index < count <= %d",
+			dir, record.ConfigFile, config.MaxShards)
 	}
-	s.index, s.count = *sb.Index, *sb.Count
+	if sb.RunKey == nil || *sb.RunKey == "" || config.CheckRunKey(*sb.RunKey) != nil {
+		return nil, nil, fmt.Errorf("%s: the shard block of %s has no valid run_key (a shard of a kvbench without run keys, or edited): run the shards again", dir, record.ConfigFile)
+	}
+	s.index, s.count, s.runKey = *sb.Index, *sb.Count, *sb.RunKey
 	if sb.At != nil {
 		s.startAt = *sb.At
 	}
@@ -439,7 +482,7 @@ func readShardFolder(dir string) (*shardFolder, error) {
 			s.info.Delivered = &d
 		}
 	}
-	return s, nil
+	return s, raw, nil
 }
 
 // orderedObject reads a JSON object's keys in order, with each value
@@ -480,8 +523,9 @@ type indexLine struct {
 
 // indexShard opens a shard's requests.jsonl, indexes its lines and fills
 // the shard's figures of the `shards` block. A shard folder without the
-// file merges as a shard that sent nothing.
-func indexShard(s *shardFolder, shard int32) ([]indexEntry, error) {
+// file merges as a shard that sent nothing. With owner, every line must
+// be one this shard sends (else a *UsageError naming the folder).
+func indexShard(s *shardFolder, shard int32, owner workload.ShardOwner, workloadName string) ([]indexEntry, error) {
 	path := filepath.Join(s.dir, record.RequestsFile)
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -497,12 +541,22 @@ func indexShard(s *shardFolder, shard int32) ([]indexEntry, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s.startAt); err == nil {
 		startAt = float64(t.UnixNano()) / 1e9
 	}
+	var foreign error
 	s.corrupt, err = scanLines(f, func(off int64, line []byte) bool {
 		var l indexLine
 		if json.Unmarshal(line, &l) != nil || l.RequestID == "" {
 			return false
 		}
-		out = append(out, indexEntry{submit: l.SubmitTime, off: off, length: int32(len(line)), shard: shard})
+		if owner != nil && foreign == nil && s.count > 1 {
+			switch o, ok := owner.ShardOf(l.RequestID, s.count); {
+			case !ok:
+				foreign = fmt.Errorf("merge: %s holds request %s, which %s never sends: the folder's lines are not its run's", s.dir, shownID(l.RequestID), workloadName)
+			case o != workload.AnyShard && o != s.index:
+				foreign = fmt.Errorf("merge: %s is shard %d of %d, but its request %s is one shard %d sends: the folder holds another shard's lines",
+					s.dir, s.index, s.count, shownID(l.RequestID), o)
+			}
+		}
+		out = append(out, indexEntry{submit: l.SubmitTime, off: off, id: idHash(l.RequestID), length: int32(len(line)), shard: shard})
 		if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
 			return true
 		}
@@ -519,6 +573,9 @@ func indexShard(s *shardFolder, shard int32) ([]indexEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("merge: read %s: %v", path, err)
 	}
+	if foreign != nil {
+		return nil, &UsageError{Err: foreign}
+	}
 	if span := lastSubmit - firstSubmit; s.info.Requests >= 2 && span > 0 {
 		r := float64(s.info.Requests) / span
 		s.info.AchievedRate = &r
@@ -528,6 +585,87 @@ func indexShard(s *shardFolder, shard int32) ([]indexEntry, error) {
 		s.info.StartSkewMs = &ms
 	}
 	return out, nil
+}
+
+// idHash is the 64-bit FNV-1a hash of a request id.
+func idHash(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
+}
+
+// shownID is a request id from a shard's line as an error shows it:
+// cleaned, cut, quoted.
+func shownID(id string) string {
+	const most = 80
+	if len(id) > most {
+		id = strings.ToValidUTF8(id[:most], "") + "..."
+	}
+	return strconv.Quote(textclean.Line(id))
+}
+
+// checkRepeatedIDs refuses a set whose lines hold a request id more than
+// once: the run sent each request once, so a repeat is a shard given
+// twice under two indexes, or lines copied. Equal hashes are confirmed
+// by reading both ids. It leaves index ordered by id hash.
+func checkRepeatedIDs(shards []*shardFolder, index []indexEntry) error {
+	byID := index
+	slices.SortFunc(byID, func(a, b indexEntry) int {
+		if c := cmp.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.shard, b.shard); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.off, b.off)
+	})
+	for i := 0; i+1 < len(byID); i++ {
+		if byID[i].id != byID[i+1].id {
+			continue
+		}
+		j := i + 1
+		for j+1 < len(byID) && byID[j+1].id == byID[i].id {
+			j++
+		}
+		group := byID[i : j+1]
+		ids := make([]string, len(group))
+		for k, e := range group {
+			id, err := lineID(shards[e.shard], e)
+			if err != nil {
+				return err
+			}
+			ids[k] = id
+		}
+		for a := range group {
+			for b := a + 1; b < len(group); b++ {
+				if ids[a] != ids[b] {
+					continue
+				}
+				x, y := shards[group[a].shard], shards[group[b].shard]
+				where := fmt.Sprintf("in %s and in %s", x.dir, y.dir)
+				if x == y {
+					where = "twice in " + x.dir
+				}
+				return &UsageError{Err: fmt.Errorf("merge: request %s is %s: a run sends each request once (a shard given under two indexes, or its lines copied?)",
+					shownID(ids[a]), where)}
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// lineID reads the request id of an indexed line again.
+func lineID(s *shardFolder, e indexEntry) (string, error) {
+	line := make([]byte, e.length)
+	if _, err := s.file.ReadAt(line, e.off); err != nil {
+		return "", fmt.Errorf("read %s: %v", filepath.Join(s.dir, record.RequestsFile), err)
+	}
+	var l indexLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		return "", fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(s.dir, record.RequestsFile), e.off)
+	}
+	return l.RequestID, nil
 }
 
 // scanLines reads a requests.jsonl the way every reader of a record must

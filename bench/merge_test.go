@@ -17,8 +17,15 @@ import (
 )
 
 // runConfig is a small long-doc-qa run (5 documents, 2 questions each)
-// against the test engine; shard "" is the whole run.
+// against the test engine; shard "" is the whole run, and the shards of
+// a run share one run key.
 func runConfig(t *testing.T, out, shard string) string {
+	t.Helper()
+	return runConfigKey(t, out, shard, "merge-test")
+}
+
+// runConfigKey is runConfig with the shards' run key.
+func runConfigKey(t *testing.T, out, shard, key string) string {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Set("workload", config.LongDocQA)
@@ -29,6 +36,7 @@ func runConfig(t *testing.T, out, shard string) string {
 	cfg.Set("output_dir", out)
 	if shard != "" {
 		cfg.Set("shard", shard)
+		cfg.Set("run_key", key)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

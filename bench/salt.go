@@ -34,8 +34,11 @@ type PromptSalt struct {
 }
 
 // NewPromptSalt makes the salt for value (auto, none, or a fixed text).
-// runID labels an auto salt; runKey, when not empty, replaces the random
-// nonce of an auto salt so every shard of one run salts alike.
+// runID labels an auto salt. runKey, when not empty (a sharded run:
+// config.RunKey), replaces the random nonce and labels the salt instead
+// of runID, so every shard of one run salts alike, byte for byte, and a
+// run with another key (a rerun given a new --run-key or --start-at)
+// salts differently.
 func NewPromptSalt(value, runID, runKey string) *PromptSalt {
 	s := &PromptSalt{mode: value}
 	switch value {
@@ -43,14 +46,15 @@ func NewPromptSalt(value, runID, runKey string) *PromptSalt {
 	case SaltAuto, "":
 		s.mode = SaltAuto
 		var nonce [16]byte
+		s.label = "kvbench run " + runID
 		if runKey != "" {
 			sum := sha256.Sum256([]byte("kvbench prompt salt|" + runKey))
 			copy(nonce[:], sum[:])
+			s.label = "kvbench run " + runKey
 		} else {
 			rand.Read(nonce[:])
 		}
 		s.secret = nonce[:]
-		s.label = "kvbench run " + runID
 	default:
 		s.secret = []byte(value)
 		s.label = value

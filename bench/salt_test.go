@@ -1,10 +1,19 @@
 package bench
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/config"
 )
 
 func chatReq(first string, more ...string) *sender.Request {
@@ -97,4 +106,95 @@ func TestPromptSaltFixedAndVerbatim(t *testing.T) {
 	if !strings.HasPrefix(sys.Messages[0].Content, a.Line("Session 1.")) || sys.Messages[1].Content != "hello" {
 		t.Errorf("system %q user %q", sys.Messages[0].Content, sys.Messages[1].Content)
 	}
+}
+
+// promptEngine is an engine that answers every chat request and keeps
+// the first message of each; prompts returns them (sorted) and forgets.
+func promptEngine(t *testing.T) (url string, prompts func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if json.NewDecoder(r.Body).Decode(&body) == nil && len(body.Messages) > 0 {
+			mu.Lock()
+			got = append(got, body.Messages[0].Content)
+			mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := slices.Sorted(slices.Values(got))
+		got = nil
+		return out
+	}
+}
+
+// A sharded run's prompts are salted by its run key: a rerun with the
+// same key sends the same prompts byte for byte (as the other shards of
+// the run do), and a rerun with another --run-key or --start-at sends
+// prompts that share nothing with the last run's, so its cache is cold.
+func TestShardedRerunsSaltByRunKey(t *testing.T) {
+	url, prompts := promptEngine(t)
+	run := func(set map[string]string) []string {
+		t.Helper()
+		cfg := config.Default()
+		for k, v := range map[string]string{"workload": config.RandomPrefill, "model": "m", "output_dir": t.TempDir(), "no_csv": "true",
+			"rp_num_requests": "4", "rp_request_length": "20", "shard": "0/2"} {
+			cfg.SetString(k, v)
+		}
+		for k, v := range set {
+			cfg.SetString(k, v)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := New(&Prepared{Config: cfg, EngineURL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for range r.Events() {
+			}
+		}()
+		if code := r.Run(context.Background()).ExitCode; code != 0 {
+			t.Fatalf("%v: exit %d", set, code)
+		}
+		p := prompts()
+		if all := strings.Join(p, "|"); len(p) != 2 || !strings.Contains(all, "Request 0: ") || !strings.Contains(all, "Request 2: ") {
+			t.Fatalf("shard 0/2 of 4 requests sent %q", p)
+		}
+		return p
+	}
+	shareNothing := func(what string, a, b []string) {
+		t.Helper()
+		for _, x := range a {
+			for _, y := range b {
+				if x[:12] == y[:12] {
+					t.Errorf("%s: prompts begin alike: %q and %q", what, x[:30], y[:30])
+				}
+			}
+		}
+	}
+	a1 := run(map[string]string{"run_key": "nightly-1"})
+	a2 := run(map[string]string{"run_key": "nightly-1"})
+	if !slices.Equal(a1, a2) {
+		t.Errorf("the same run key salts differently:\n%q\n%q", a1, a2)
+	}
+	shareNothing("another --run-key", a1, run(map[string]string{"run_key": "nightly-2"}))
+	at := time.Now().Add(50 * time.Millisecond).UTC()
+	s1 := run(map[string]string{"start_at": at.Format(time.RFC3339Nano)})
+	s2 := run(map[string]string{"start_at": at.Add(100 * time.Millisecond).Format(time.RFC3339Nano)})
+	shareNothing("another --start-at", s1, s2)
+	shareNothing("a start time or a key", s1, a1)
 }

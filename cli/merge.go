@@ -24,11 +24,14 @@ into one ordinary run folder: every request line ordered by submit time,
 and the summary recomputed from those lines as a single run's (percentiles
 are never averaged), with the shards listed in its shards block.
 
-The folders must be the shards of one run: the same config but for the
-shard index, every index 0..N-1 exactly once. Otherwise nothing is merged
-and the missing or repeated shards, or the first differing config key, are
-named (exit 2); --allow-partial merges the shards that are there and marks
-the result partial.
+The folders must be the shards of one run: the same run key (--run-key,
+or the one derived from the config and --start-at), the same config but
+for the shard index, every index 0..N-1 exactly once, each shard holding
+only the requests it sends and no request twice. Otherwise nothing is
+merged and the folders are named with what is wrong (other run keys, a
+missing or repeated shard, the first differing config key, a request of
+another shard or a repeated one; exit 2); --allow-partial merges the
+shards that are there and marks the result partial.
 
 The summary is printed on stdout (--format json for JSON). Exit 0 when
 every measured request of the merged run succeeded, 1 when some failed,

@@ -277,6 +277,7 @@ var Fields = []Field{
 		max: 1e6, hasMax: true},
 	general("shard", "shard", String, "", "run only shard `I/N` (0-based) of a run split over N processes (see kvbench merge)"),
 	general("start_at", "start-at", String, "", "RFC 3339 `TIME` at which the measured phase starts; warmups run before it"),
+	general("run_key", "run-key", String, "", "the `KEY` every shard of one sharded run shares and each rerun changes (salts its prompts; default: derived from the config and --start-at)"),
 	group("output", general("output_dir", "output-dir", String, "", "where the run folder is created (default: the runs directory)")),
 	group("output", general("no_csv", "no-csv", Bool, false, "skip bench_results.csv")),
 	group("output", general("json", "json", Bool, false, "write the JSON summary (always written; kept for compatibility)")),

@@ -11,7 +11,7 @@ import (
 func TestRecordJSONPinned(t *testing.T) {
 	c := Default()
 	for k, v := range map[string]string{"workload": MultiRoundChat, "model": "m", "tokens_per_gb_kvcache": "5000",
-		"shard": "0/2", "request_rate": "4", "ramp_up": "90s", "slo": "ttft=500ms"} {
+		"shard": "0/2", "run_key": "nightly-1", "request_rate": "4", "ramp_up": "90s", "slo": "ttft=500ms"} {
 		if err := c.SetString(k, v); err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestRecordJSONPinned(t *testing.T) {
   "ramp_up": "1m30s",
   "slo": "ttft=500ms"`
 	if got, want := string(c.RecordJSON()), head+`,
-  "shard": {"index":0,"count":2,"start_at":null}
+  "shard": {"index":0,"count":2,"start_at":null,"run_key":"nightly-1"}
 }
 `; got != want {
 		t.Errorf("RecordJSON:\n%s\nwant\n%s", got, want)
@@ -46,7 +46,7 @@ func TestRecordJSONPinned(t *testing.T) {
 	}
 	c.SetString("start_at", "2026-01-02T15:04:05Z")
 	c.SetString("shard", "")
-	if got, want := string(c.RecordJSON()), `"no_warmup": false,`; !strings.Contains(got, want) || !strings.Contains(got, `"shard": {"index":0,"count":1,"start_at":"2026-01-02T15:04:05Z"}`) || strings.Contains(got, "request_rate") {
+	if got, want := string(c.RecordJSON()), `"no_warmup": false,`; !strings.Contains(got, want) || !strings.Contains(got, `"shard": {"index":0,"count":1,"start_at":"2026-01-02T15:04:05Z","run_key":"nightly-1"}`) || strings.Contains(got, "request_rate") {
 		t.Errorf("RecordJSON of an unsharded run given --start-at:\n%s", got)
 	}
 }

@@ -2,7 +2,10 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,7 +35,12 @@ func (s Shard) Rate(r float64) float64 {
 // String is the flag's form, "I/N".
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
-// ParseShard reads --shard I/N with 0 <= I < N.
+// MaxShards is the largest N of --shard I/N: far more client processes
+// than one engine cluster needs, and few enough that a merge's per-shard
+// bookkeeping stays small.
+const MaxShards = 4096
+
+// ParseShard reads --shard I/N with 0 <= I < N <= MaxShards.
 func ParseShard(v string) (Shard, error) {
 	bad := fmt.Errorf("--shard must be I/N with 0 <= I < N, e.g. 0/4 (got %q)", v)
 	a, b, ok := strings.Cut(strings.TrimSpace(v), "/")
@@ -43,6 +51,9 @@ func ParseShard(v string) (Shard, error) {
 	n, err2 := strconv.Atoi(strings.TrimSpace(b))
 	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
 		return Shard{}, bad
+	}
+	if n > MaxShards {
+		return Shard{}, fmt.Errorf("--shard %s: at most %d shards (got N = %d)", strings.TrimSpace(v), MaxShards, n)
 	}
 	return Shard{Index: i, Count: n}, nil
 }
@@ -108,8 +119,14 @@ var unsplittable = map[string]string{
 // ShardRefusal is why workload cannot be sharded, "" when it can.
 func ShardRefusal(workload string) string { return unsplittable[workload] }
 
-// validateShard checks --shard and --start-at.
+// validateShard checks --shard, --start-at and --run-key.
 func (c *Config) validateShard() error {
+	if _, err := parseStartAt(c.String("start_at")); err != nil {
+		return err
+	}
+	if err := CheckRunKey(c.String("run_key")); err != nil {
+		return fmt.Errorf("--run-key %v", err)
+	}
 	if v := c.String("shard"); v != "" {
 		s, err := ParseShard(v)
 		if err != nil {
@@ -118,9 +135,32 @@ func (c *Config) validateShard() error {
 		if why := ShardRefusal(c.Workload()); why != "" && s.Sharded() {
 			return fmt.Errorf("--shard: %s cannot be split over shards without changing what it measures: %s; run it as one process", c.Workload(), why)
 		}
+		if s.Sharded() && c.String("run_key") == "" && c.String("start_at") == "" {
+			return fmt.Errorf("--shard %s needs --run-key or --start-at: every shard of one run carries the same run key, "+
+				"and its prompts are salted with it; without either, a rerun's shards would salt like the last run's and be served from its cache", s)
+		}
 	}
-	if _, err := parseStartAt(c.String("start_at")); err != nil {
-		return err
+	return nil
+}
+
+// MaxRunKey is the longest --run-key.
+const MaxRunKey = 128
+
+// CheckRunKey reports a run key that is not 1 to MaxRunKey letters,
+// digits or "-_.:+/@" ("" is no key). A key is shown in errors and
+// records, so it holds nothing a terminal would act on.
+func CheckRunKey(k string) error {
+	if k == "" {
+		return nil
+	}
+	if len(k) > MaxRunKey {
+		return fmt.Errorf("must be at most %d characters (got %d)", MaxRunKey, len(k))
+	}
+	for _, r := range k {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:+/@", r)
+		if !ok {
+			return errors.New("must be letters, digits and - _ . : + / @ only (e.g. nightly-2026-01-02)")
+		}
 	}
 	return nil
 }
@@ -132,6 +172,9 @@ type ShardBlock struct {
 	Count int `json:"count"`
 	// StartAt is --start-at in RFC 3339, null when not given.
 	StartAt *string `json:"start_at"`
+	// RunKey is the run's key (RunKey), the same in every shard of one
+	// run.
+	RunKey string `json:"run_key"`
 }
 
 // ShardBlock is the run's `shard` object; nil for a run that is neither
@@ -141,7 +184,7 @@ func (c *Config) ShardBlock() *ShardBlock {
 	if !s.Sharded() && t.IsZero() {
 		return nil
 	}
-	b := &ShardBlock{Index: s.Index, Count: s.Count}
+	b := &ShardBlock{Index: s.Index, Count: s.Count, RunKey: c.RunKey()}
 	if !t.IsZero() {
 		at := t.Format(time.RFC3339Nano)
 		b.StartAt = &at
@@ -204,10 +247,22 @@ func (c *Config) withKeys(extra []pair) []byte {
 	return b.Bytes()
 }
 
-// RunKey is a text every shard of one run computes alike and two runs
-// rarely share: the exported config, the shard count and --start-at.
-// Run-wide values that must agree over shards (a prompt salt) derive
-// from it rather than from one process's run id.
+// RunKey names one run of a sharded run: --run-key, else derived from
+// what every shard of the run shares and a rerun does not: the config
+// (exported settings and load settings), the shard count and
+// --start-at. Run-wide values that must agree over shards (a prompt
+// salt) derive from it rather than from one process's run id, so a rerun
+// with a new key or start time shares no cache with the last run.
 func (c *Config) RunKey() string {
-	return fmt.Sprintf("%s|%d|%s", c.ExportJSON(), c.Shard().Count, c.String("start_at"))
+	if k := c.String("run_key"); k != "" {
+		return k
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "kvbench run key\x00%s\x00%d\x00%s", c.MergedJSON(), c.Shard().Count, c.String("start_at"))
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
+
+// LoadRecordJSON is LoadJSON of a config.json already read (kvbench
+// merge reads each shard's once, as a regular file of bounded size);
+// path names it in errors.
+func (c *Config) LoadRecordJSON(path string, data []byte) error { return c.loadJSON(path, data) }

@@ -11,7 +11,10 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.LongDocQA, newLongDocQA) }
+func init() {
+	Register(config.LongDocQA, newLongDocQA)
+	RegisterRebuildable(config.LongDocQA)
+}
 
 var ldqaQuestions = [4]string{
 	"What is this document about?",
@@ -156,6 +159,21 @@ func (w *LongDocQA) Run(ctx context.Context, env Env) error {
 	env.Phase("measuring", len(reqs), 0)
 	runBounded(ctx, env, reqs, w.inflight, func(r sender.Result) { w.Observe(&r) })
 	return nil
+}
+
+// ShardOf: a document's warmup (warmup_doc{d}) and its questions
+// (doc{d}_q{q}) are sent by the shard d mod count.
+func (w *LongDocQA) ShardOf(id string, count int) (int, bool) {
+	n, ok := idNumbers(id, "warmup_doc")
+	if !ok {
+		if n, ok = idNumbers(id, "doc", "_q"); !ok || n[1] >= w.queries {
+			return 0, false
+		}
+	}
+	if n[0] >= w.numDocs {
+		return 0, false
+	}
+	return n[0] % count, true
 }
 
 // Observe adds one finished request to the outcome: warmups to the

@@ -14,7 +14,10 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.MultiRoundChat, newMultiRoundChat) }
+func init() {
+	Register(config.MultiRoundChat, newMultiRoundChat)
+	RegisterRebuildable(config.MultiRoundChat)
+}
 
 // mrcRetry is how often a dispatch that waits for a busy session checks
 // again.
@@ -284,6 +287,22 @@ func (w *MultiRoundChat) finish(s *mrcSession, ok bool, res *sender.Result) {
 	s.Exchanges = append(s.Exchanges, mrcExchange{Query: MultiRoundChatQuery(w.input), Answer: res.Text})
 	w.mu.Unlock()
 	w.Observe(res)
+}
+
+// ShardOf: session s (warmup_s{s}) is sent by the shard s mod count,
+// and so is its arrival r (s{s}_r{r}: arrival g of shard I is the run's
+// g*count+I), so both numbers name the same shard.
+func (w *MultiRoundChat) ShardOf(id string, count int) (int, bool) {
+	n, ok := idNumbers(id, "warmup_s")
+	if !ok {
+		if n, ok = idNumbers(id, "s", "_r"); !ok || n[1]%count != n[0]%count {
+			return 0, false
+		}
+	}
+	if n[0] >= w.users {
+		return 0, false
+	}
+	return n[0] % count, true
 }
 
 // Observe adds one finished request to the outcome. A session sends one

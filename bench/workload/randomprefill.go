@@ -10,7 +10,10 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.RandomPrefill, newRandomPrefill) }
+func init() {
+	Register(config.RandomPrefill, newRandomPrefill)
+	RegisterRebuildable(config.RandomPrefill)
+}
 
 // RandomPrefill sends unique prompts all at once with max_tokens 1: every
 // request should be a cold prefill.
@@ -60,6 +63,15 @@ func (w *RandomPrefill) Run(ctx context.Context, env Env) error {
 	env.Phase("measuring", len(reqs), 0)
 	runBounded(ctx, env, reqs, len(reqs), func(r sender.Result) { w.Observe(&r) })
 	return nil
+}
+
+// ShardOf: request prefill_i is sent by the shard i mod count.
+func (w *RandomPrefill) ShardOf(id string, count int) (int, bool) {
+	n, ok := idNumbers(id, "prefill_")
+	if !ok || n[0] >= w.n {
+		return 0, false
+	}
+	return n[0] % count, true
 }
 
 // Observe adds one finished request to the outcome.

@@ -82,10 +82,25 @@ func runShard(t *testing.T, p Params, sh config.Shard) map[string]sentRequest {
 
 // checkPartition runs the whole workload and its n shards and checks that
 // the shards send exactly the whole run's requests, each once, with the
-// whole run's phase, and that owner(id) names the shard that sent each.
+// whole run's phase, and that owner(id) names the shard that sent each,
+// as does the whole-run workload's own ShardOf (what merge checks).
 func checkPartition(t *testing.T, p Params, n int, owner func(id string) int) {
 	t.Helper()
 	all := runShard(t, p, whole)
+	p.Shard = whole
+	wl, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, ok := wl.(ShardOwner)
+	if !ok {
+		t.Fatalf("%s cannot say which shard sends a request", wl.Name())
+	}
+	for _, id := range []string{"", "x", "prefill_", "prefill_01", "doc1_q", "doc_q1", "s1_r", "warmup_s-1", "prefill_99999", "doc99999_q0", "s99999_r0", "s1_r2"} {
+		if i, ok := so.ShardOf(id, n); ok {
+			t.Errorf("ShardOf(%q) = shard %d: no run of this workload sends it", id, i)
+		}
+	}
 	union := map[string]sentRequest{}
 	for i := 0; i < n; i++ {
 		for id, s := range runShard(t, p, config.Shard{Index: i, Count: n}) {
@@ -94,6 +109,9 @@ func checkPartition(t *testing.T, p Params, n int, owner func(id string) int) {
 			}
 			if o := owner(id); o != i {
 				t.Fatalf("%s sent by shard %d, owned by shard %d", id, i, o)
+			}
+			if o, ok := so.ShardOf(id, n); !ok || o != i {
+				t.Fatalf("%s sent by shard %d, ShardOf says %d (%v)", id, i, o, ok)
 			}
 			union[id] = s
 		}

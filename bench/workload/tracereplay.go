@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,9 +21,13 @@ import (
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/trace"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
-func init() { Register(config.TraceReplay, newTraceReplay) }
+func init() {
+	Register(config.TraceReplay, newTraceReplay)
+	RegisterRebuildable(config.TraceReplay)
+}
 
 // Prompt modes and their exactness (spec/trace.md).
 const (
@@ -100,6 +105,14 @@ func newTraceReplay(p Params) (Workload, error) {
 		return nil, errors.New("--tr-file - (stdin) is not accepted: the trace is read twice; give a file")
 	}
 	w.format = trace.Format(c.String("tr_format"))
+	if p.FromRecord {
+		// The shards' workload blocks say what the file and the engine
+		// said (AddShardBlock); the file itself may be anything by now.
+		if w.format == trace.Auto {
+			w.format = ""
+		}
+		return w, nil
+	}
 	if w.format == trace.Auto {
 		f, err := trace.Detect(w.file)
 		if err != nil {
@@ -559,6 +572,102 @@ func (w *TraceReplay) add(r *sender.Result) {
 		a.below++
 	}
 	a.deviation = append(a.deviation, *r.CachedTokens-ref)
+}
+
+// ShardOf: line l of the trace (trace_{l}) is sent by the shard l mod
+// count, unless the format has conversations (bailian), which are split
+// whole by their root's chat_id, which the id does not hold.
+func (w *TraceReplay) ShardOf(id string, count int) (int, bool) {
+	n, ok := idNumbers(id, "trace_")
+	if !ok {
+		return 0, false
+	}
+	if w.format != trace.Mooncake {
+		return AnyShard, true
+	}
+	return n[0] % count, true
+}
+
+// Observe adds a request as its line records it (kvbench merge). A line
+// does not hold the trace's input_length: its prompt_tokens stands for
+// it where the prompt mode makes them equal (exact, verified); in the
+// estimated mode it is unknown, and so are the expected hit ratios.
+func (w *TraceReplay) Observe(r *sender.Result) {
+	if r.Phase != sender.PhaseMeasured {
+		return
+	}
+	if e := r.TraceExpectation; e != nil && e.InputTokens == 0 && r.PromptTokens != nil && w.exactness != estimated {
+		x := *e
+		x.InputTokens = *r.PromptTokens
+		c := *r
+		c.TraceExpectation = &x
+		r = &c
+	}
+	w.add(r)
+}
+
+// AddShardBlock takes what the lines do not say from a shard's workload
+// block: what its validation pass counted and learned of the file and
+// the engine. The lines of the trace are the same in every shard, so its
+// invalid lines and span are too; each shard skips its own too-long
+// requests. A merge of shards that settled on different prompt modes
+// keeps the least exact.
+func (w *TraceReplay) AddShardBlock(block []byte) error {
+	var b struct {
+		SkippedInvalid *int     `json:"skipped_invalid"`
+		SkippedTooLong *int     `json:"skipped_too_long"`
+		Mode           string   `json:"prompt_mode"`
+		Exactness      string   `json:"prompt_exactness"`
+		TraceSpan      *float64 `json:"trace_span_s"`
+		Format         string   `json:"format"`
+		BlockSize      *int     `json:"block_size"`
+		KVBudget       *int     `json:"kv_budget_tokens"`
+		MaxInput       *int     `json:"max_input_tokens"`
+	}
+	if err := json.Unmarshal(block, &b); err != nil {
+		return err
+	}
+	if b.Mode == "" || b.Exactness == "" || b.TraceSpan == nil || b.SkippedInvalid == nil || b.SkippedTooLong == nil {
+		return errors.New("not a trace-replay block (no prompt_mode, prompt_exactness, trace_span_s or skipped counts)")
+	}
+	const most = 1 << 40 // lines or tokens: beyond any trace
+	for _, n := range []*int{b.SkippedInvalid, b.SkippedTooLong, b.BlockSize, b.KVBudget, b.MaxInput} {
+		if n != nil && (*n < 0 || *n > most) {
+			return fmt.Errorf("a count of %d is out of range", *n)
+		}
+	}
+	if *b.TraceSpan < 0 || *b.TraceSpan > 1e9 { // a Duration holds 292 years
+		return fmt.Errorf("trace_span_s %g is out of range", *b.TraceSpan)
+	}
+	rank := map[string]int{"": 3, exact: 2, verified: 1, estimated: 0}
+	r, known := rank[b.Exactness]
+	if !known || b.Mode != modeTokens && b.Mode != modeText {
+		return fmt.Errorf("prompt mode %q (%q) is none of kvbench's", textclean.Line(b.Mode), textclean.Line(b.Exactness))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r < rank[w.exactness] {
+		w.mode, w.exactness = b.Mode, b.Exactness
+	}
+	w.skippedInvalid = max(w.skippedInvalid, *b.SkippedInvalid)
+	w.skippedTooLong += *b.SkippedTooLong
+	w.traceSpan = max(w.traceSpan, time.Duration(*b.TraceSpan*float64(time.Second)))
+	if f := trace.Format(b.Format); w.format == "" && (f == trace.Mooncake || f == trace.Bailian) {
+		w.format = f
+	}
+	if b.BlockSize != nil && w.block == 0 {
+		w.block = *b.BlockSize
+	}
+	// The run's own figures, null when it had none (no KV budget, no
+	// input limit).
+	w.lruTokens, w.maxInput = 0, 0
+	if b.KVBudget != nil {
+		w.lruTokens = *b.KVBudget
+	}
+	if b.MaxInput != nil {
+		w.maxInput = *b.MaxInput
+	}
+	return nil
 }
 
 func tokenRatio(num, den int) *float64 {

@@ -6,6 +6,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/bench/load"
@@ -80,6 +81,11 @@ type Params struct {
 	// Budget is the KV cache the workload's expectation counts on; the
 	// zero value means BudgetFromConfig.
 	Budget KVBudget
+	// FromRecord builds the workload to rebuild a finished run's outcome
+	// from its record (kvbench merge): it reads no input file and asks no
+	// engine, and only ShardOf, AddShardBlock, Observe and Outcome are
+	// called.
+	FromRecord bool
 }
 
 // budget is p.Budget, else the one the config gives.
@@ -159,6 +165,55 @@ type ShardCounter interface {
 	AddShardBlock(block []byte) error
 }
 
+// ShardOwner is a workload whose request ids say which shard of a
+// sharded run sends them (spec/scale-out.md): merge checks that every
+// line of a shard is one that shard sends.
+type ShardOwner interface {
+	// ShardOf is the index of the shard of count that sends request id,
+	// AnyShard when the id does not say (a trace split by conversation);
+	// ok is false when id is none this workload sends.
+	ShardOf(id string, count int) (shard int, ok bool)
+}
+
+// AnyShard is ShardOf's index for an id that does not name its shard.
+const AnyShard = -1
+
+// idNumber reads s as a number the way fmt's %d writes a non-negative
+// int: digits only, no sign, no leading zero (so one number is one id).
+func idNumber(s string) (int, bool) {
+	if s == "" || len(s) > 18 || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// idNumbers reads id as prefix, a number, then for each further
+// separator that separator and a number ("doc3_q1": "doc", "_q").
+func idNumbers(id, prefix string, seps ...string) ([]int, bool) {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok {
+		return nil, false
+	}
+	var out []int
+	for _, sep := range seps {
+		head, tail, found := strings.Cut(rest, sep)
+		n, ok := idNumber(head)
+		if !found || !ok {
+			return nil, false
+		}
+		out, rest = append(out, n), tail
+	}
+	n, ok := idNumber(rest)
+	return append(out, n), ok
+}
+
 // Factory builds a workload from resolved parameters; validation errors
 // name the flag and the allowed range.
 type Factory func(p Params) (Workload, error)
@@ -168,12 +223,24 @@ var factories = map[string]Factory{}
 // Register adds a workload factory; each workload file registers itself.
 func Register(name string, f Factory) { factories[name] = f }
 
+// rebuildable are the workloads merge rebuilds from a record.
+var rebuildable = map[string]bool{}
+
+// RegisterRebuildable marks a registered workload whose outcome kvbench
+// merge rebuilds from its record: it is an Observer and its factory
+// honours Params.FromRecord. Any other is never built from a record, so
+// no file its config names (a prompt file, a dataset) is opened then.
+func RegisterRebuildable(name string) { rebuildable[name] = true }
+
 // New validates the parameters and builds the named workload.
 func New(p Params) (Workload, error) {
 	name := p.Config.Workload()
 	f, ok := factories[name]
 	if !ok {
 		return nil, fmt.Errorf("--workload %q is not available", name)
+	}
+	if p.FromRecord && !rebuildable[name] {
+		return nil, fmt.Errorf("the outcome of %s is not rebuilt from its record", name)
 	}
 	if p.TokensPerGB > config.MaxTokensPerGB {
 		return nil, fmt.Errorf("tokens per GB %d (from --lmcache-url) is out of range: at most %d", p.TokensPerGB, config.MaxTokensPerGB)

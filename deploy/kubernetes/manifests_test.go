@@ -166,6 +166,7 @@ func TestManifests(t *testing.T) {
 		t.Fatalf("configmap.yaml config.json: %v", err)
 	}
 	cfg.Set("shard", itoa(n-1)+"/"+itoa(n))
+	cfg.Set("start_at", cm.Data["start-at"]) // the Job's --start-at, which derives the run key
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("configmap.yaml config.json as shard %d/%d: %v", n-1, n, err)
 	}
