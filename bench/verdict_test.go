@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/bench/record"
-	"github.com/kvbench/kvbench/sim/simtest"
 	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/sim/simtest"
 )
 
 // A run whose measured requests failed is never met, and says so first
