@@ -162,6 +162,20 @@ func TestModelIDsCleaned(t *testing.T) {
 	}
 }
 
+// A reply that echoes the key keeps its text (as sent, escapes and all)
+// but not the key.
+func TestEchoInContentRedacted(t *testing.T) {
+	e := hostileengine.Start(t, hostileengine.Config{EchoInContent: true})
+	c := hostileClient(t, e, Options{APIKey: plantedKey})
+	r := c.Do(context.Background(), &Request{Messages: []Message{{"user", "hi"}}, KeepText: true})
+	if !r.Successful || !strings.Contains(r.Text, "tok Bearer "+redacted+" 0 ") || strings.Contains(r.Text, plantedKey[:5]) {
+		t.Errorf("successful %v text %q", r.Successful, r.Text)
+	}
+	if r.OutputSHA256 == nil {
+		t.Error("no output hash")
+	}
+}
+
 // A finish_reason is cleaned and bounded.
 func TestFinishReasonCleaned(t *testing.T) {
 	long := "stop\x1b]0;pwned\x07\xc2\x9b" + strings.Repeat("y", 1000)

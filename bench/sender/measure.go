@@ -210,7 +210,10 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 		}
 	}
 	if req.KeepText {
-		r.Text = string(s.text)
+		// An engine may echo the key into its reply; the text can end
+		// up in a file (rag-qa-quality's answers), so it is redacted
+		// too (not cleaned: that is for whoever prints it).
+		r.Text = s.red.redact(string(s.text))
 	}
 }
 
