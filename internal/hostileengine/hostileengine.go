@@ -62,8 +62,9 @@ const (
 	// HTTPErrorText is HTTP 500 with a text/plain body of raw escapes and
 	// the header.
 	HTTPErrorText
-	// Endless streams small content chunks until the client goes away or
-	// Config.MaxReply passes: never a finish_reason, usage or [DONE].
+	// Endless streams the smallest content chunks (34 bytes each) until
+	// the client goes away or Config.MaxReply passes: never a
+	// finish_reason, usage or [DONE].
 	Endless
 	// HugeCounts is a complete stream whose usage says prompt_tokens,
 	// completion_tokens and cached_tokens near 2^62 (HugeCount) and whose
@@ -281,9 +282,11 @@ func (e *Engine) complete(w http.ResponseWriter, r *http.Request, chat bool, aut
 		s.send(c.role())
 		s.send(`data: {"choices": [{"delta": {"content": "` + Escapes + ` Authorization: ` + auth + "\n\n")
 	case Endless:
+		// The smallest chunk a client must count: the most chunks per
+		// byte, as a hostile engine would send.
 		var b bytes.Buffer
 		for b.Len() < 32<<10 {
-			b.WriteString(c.content("x"))
+			b.WriteString(`data:{"choices":[{"text":"x"}]}` + "\n\n")
 		}
 		block := b.String()
 		s.send(c.role())
