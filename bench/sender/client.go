@@ -557,11 +557,22 @@ const maxModelID = 1 << 10
 // modelID is an id of GET /models as the rest of kvbench sees it: one
 // clean line (textclean.Line) with no secret in it, or "" (left out of
 // the list) when empty or longer than maxModelID.
-func (c *Client) modelID(id string) string {
+func (c *Client) modelID(id string) string { return c.red.modelID(id) }
+
+func (r *redactor) modelID(id string) string {
 	if len(id) > maxModelID {
 		return ""
 	}
-	return textclean.Line(c.red.redact(id))
+	return textclean.Line(r.redact(id))
+}
+
+// CleanModelID is what Client.Models does to each id an engine lists, for
+// other readers of GET /models (the preflight): the API key and the URL's
+// credentials replaced, cleaned to one line, "" when over 1 KiB. Engines
+// may echo the request's Authorization header and lace ids with terminal
+// escapes; an id is written to config.json and shown on screens.
+func CleanModelID(id, apiKey string, user *url.Userinfo) string {
+	return newRedactor(apiKey, user).modelID(id)
 }
 
 // prewarmTimeout bounds Prewarm.
