@@ -44,11 +44,11 @@ func runHostile(t *testing.T, e *hostileengine.Engine, args ...string) hostileRu
 		"KVBENCH_RUNS_DIR="+out, "XDG_STATE_HOME="+dir)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
+	peak, err := runPeakRSS(cmd)
 	if ctx.Err() != nil {
 		t.Fatalf("kvbench did not finish in time\nstderr:\n%s", se.String())
 	}
-	r := hostileRun{stdout: so.String(), stderr: se.String(), maxRSSKiB: maxRSSKiB(cmd.ProcessState)}
+	r := hostileRun{stdout: so.String(), stderr: se.String(), maxRSSKiB: peak}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
