@@ -41,7 +41,8 @@ const (
 	// Normal is a well-formed stream: a role chunk, Config.Chunks content
 	// chunks Config.ChunkGap apart (each flushed), a finish chunk, a usage
 	// chunk (prompt 16, explicit cached 0, completion Config.Chunks) and
-	// [DONE]. With EchoInContent the Authorization header is in the text.
+	// [DONE]. With EchoInContent the Authorization header and Escapes are
+	// in the text.
 	Normal Reply = iota
 	// OneWrite is Normal's reply written with one Write and one flush:
 	// every token arrives in the same read. The reply stays under 2 KiB.
@@ -113,9 +114,10 @@ type Config struct {
 	Replies []Reply
 	// ModelIDs is what GET /v1/models lists (nil: EscapeModelIDs).
 	ModelIDs []string
-	// EchoInContent puts the Authorization header in the content of
-	// Normal and OneWrite replies (text is passed through by a client;
-	// only where it is printed must it be clean).
+	// EchoInContent puts the Authorization header and Escapes in the
+	// content of Normal, OneWrite and HugeCounts replies (a client passes
+	// text through; where it is printed or stored it must be clean and
+	// hold no key).
 	EchoInContent bool
 	// Chunks is the number of content chunks of Normal, OneWrite and
 	// HugeCounts replies (default 4); ChunkGap the pause before each
@@ -257,7 +259,7 @@ func (e *Engine) complete(w http.ResponseWriter, r *http.Request, chat bool, aut
 	c := chunker{chat: chat}
 	text := "tok"
 	if e.cfg.EchoInContent {
-		text = "tok " + auth + " "
+		text = "tok " + auth + " " + Escapes + " "
 	}
 	switch reply {
 	case OneWrite:

@@ -44,7 +44,7 @@ func TestReplies(t *testing.T) {
 		status int
 		has    []string
 	}{
-		{200, []string{`"content":"tok Bearer sk-planted-1234 0 "`, `"cached_tokens":0`, "data: [DONE]"}},
+		{200, []string{`"content":"tok Bearer sk-planted-1234 \u001b]52;c;aGFja2Vk\u0007`, `"cached_tokens":0`, "data: [DONE]"}},
 		{200, []string{`"completion_tokens":4`, "data: [DONE]"}},
 		{200, []string{`data: {"error":{"code":"\u001b]52;`, "sk-planted-1234"}},
 		{200, []string{"event: error\ndata: engine failed \x1b]52;", "Authorization: Bearer sk-planted-1234"}},
