@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/internal/secret"
 )
@@ -150,11 +151,13 @@ func Preflight(ctx context.Context, o PreflightOptions) (*ModelList, error) {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, fail(CauseNotModels, "not an OpenAI model list: check that --engine-url is the engine's OpenAI API root (kvbench adds /v1)", nil)
 	}
-	ml := &ModelList{Server: resp.Header.Get("Server"), OllamaList: len(doc.Models) > 0 && doc.Models[0] == '['}
+	// Text from the engine is cleaned where it enters: ids and owners may
+	// carry terminal escapes or the echoed key.
+	ml := &ModelList{Server: sender.CleanModelID(resp.Header.Get("Server"), o.APIKey, o.UserInfo), OllamaList: len(doc.Models) > 0 && doc.Models[0] == '['}
 	for _, m := range doc.Data {
-		if m.ID != "" {
-			ml.IDs = append(ml.IDs, m.ID)
-			ml.OwnedBy = append(ml.OwnedBy, m.OwnedBy)
+		if id := sender.CleanModelID(m.ID, o.APIKey, o.UserInfo); id != "" {
+			ml.IDs = append(ml.IDs, id)
+			ml.OwnedBy = append(ml.OwnedBy, sender.CleanModelID(m.OwnedBy, o.APIKey, o.UserInfo))
 		}
 	}
 	switch {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/internal/hostileengine"
 	"github.com/kvbench/kvbench/internal/testutil"
 )
 
@@ -133,5 +135,28 @@ func TestPreflightCredentialsNotShown(t *testing.T) {
 		UserInfo: url.UserPassword("alice", "hunter2")})
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// Model ids, owners and the Server header come out of the preflight
+// clean: no terminal escape, no echoed key (an id reaches config.json).
+func TestPreflightCleansModelList(t *testing.T) {
+	const key = "sk-preflight-planted-77"
+	e := hostileengine.Start(t, hostileengine.Config{})
+	base, _ := sender.NormalizeURL(e.URL)
+	ml, err := Preflight(context.Background(), PreflightOptions{BaseURL: base, APIKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ml.IDs) != len(hostileengine.EscapeModelIDs) || ml.Model != ml.IDs[0] {
+		t.Fatalf("ids %q model %q", ml.IDs, ml.Model)
+	}
+	for _, s := range append(append([]string{ml.Server}, ml.IDs...), ml.OwnedBy...) {
+		if hostileengine.Unsafe([]byte(s)) >= 0 || strings.Contains(s, key) {
+			t.Errorf("%q is not clean", s)
+		}
+	}
+	if !strings.HasSuffix(ml.Model, "-Bearer [redacted]") {
+		t.Errorf("model %q", ml.Model)
 	}
 }

@@ -242,15 +242,16 @@ func New(p *Prepared) (*Runner, error) {
 	}
 	extra, _ := p.extraBody()
 	client := sender.New(sender.Options{
-		BaseURL:        p.EngineURL,
-		Model:          p.RequestModel(),
-		Endpoint:       sender.Endpoint(p.Config.String("endpoint")),
-		APIKey:         p.apiKey,
-		UserInfo:       p.user,
-		ExtraBody:      extra,
-		IgnoreEOS:      p.Config.Bool("ignore_eos"),
-		RequestTimeout: p.Config.Duration("request_timeout"),
-		IdleTimeout:    p.Config.Duration("idle_timeout"),
+		BaseURL:          p.EngineURL,
+		Model:            p.RequestModel(),
+		Endpoint:         sender.Endpoint(p.Config.String("endpoint")),
+		APIKey:           p.apiKey,
+		UserInfo:         p.user,
+		ExtraBody:        extra,
+		IgnoreEOS:        p.Config.Bool("ignore_eos"),
+		RequestTimeout:   p.Config.Duration("request_timeout"),
+		IdleTimeout:      p.Config.Duration("idle_timeout"),
+		MaxResponseBytes: int64(p.Config.Int("max_response_bytes")),
 	})
 	r := &Runner{
 		prep:    p,

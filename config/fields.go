@@ -268,6 +268,7 @@ var Fields = []Field{
 	jsonObject(group("engine", general("extra_body", "extra-body", String, "", "JSON object merged into every request body"))),
 	group("engine", general("request_timeout", "request-timeout", Duration, 10*time.Minute, "whole-request limit").withMin(0, true).withMax((24*time.Hour).Seconds(), false)),
 	group("engine", general("idle_timeout", "idle-timeout", Duration, 60*time.Second, "longest gap between two stream bytes").withMin(0, true).withMax((24*time.Hour).Seconds(), false)),
+	group("engine", general("max_response_bytes", "max-response-bytes", Int, 256<<20, "longest response body in `BYTES` (256 MiB); a stream past it (an engine that never sends [DONE]) fails as response_too_long").withMin(0, true).withMax(1<<40, false)),
 	urlValued(group("engine", general("metrics_url", "metrics-url", String, "", "Prometheus endpoint of the engine to sample during the run"))),
 	group("engine", general("no_preflight", "no-preflight", Bool, false, "skip the check before the first request (GET /v1/models answers and lists the model)")),
 	general("prompt_salt", "prompt-salt", String, "auto", "`auto`: a run-unique first line in every prompt, so no earlier run's cache serves it; none: LMCache's prompts byte for byte; any other text: that fixed salt"),

@@ -89,7 +89,9 @@ func (o *SLO) Met(r *sender.Result) *bool {
 		ok = r.RequestLatency <= o.E2E.Seconds()
 	}
 	if ok && o.TPOT > 0 {
-		if out := outputTokens(r); out > 1 {
+		// Output that arrived in one read has no measured TPOT
+		// (spec/record.md): judged as one token is.
+		if out := outputTokens(r); out > 1 && r.DecodeUnmeasured == nil {
 			ttft := 0.0
 			if r.TTFT != nil {
 				ttft = *r.TTFT
@@ -183,7 +185,7 @@ func (t *Tracker) Finish(r *sender.Result, hold Hold) {
 			state = hold
 		}
 	}
-	if out := outputTokens(r); r.Successful && out > 1 && r.TTFT != nil {
+	if out := outputTokens(r); r.Successful && out > 1 && r.TTFT != nil && r.DecodeUnmeasured == nil {
 		t.tpotSum += 1000 * (r.RequestLatency - *r.TTFT) / float64(out-1)
 		t.tpotN++
 	}

@@ -36,6 +36,22 @@ func TestSLOMet(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
+	// Output in one read has no measured TPOT: judged as one token is,
+	// and left out of the mean TPOT.
+	oneRead := res(true, 0.1, 1.2, 21)
+	oneRead.DecodeUnmeasured = new(string)
+	*oneRead.DecodeUnmeasured = sender.DecodeOneRead
+	if got := slo.Met(oneRead); got == nil || !*got {
+		t.Errorf("one read: %v, want true", got)
+	}
+	tr := NewTracker(Settings{})
+	for _, r := range []*sender.Result{res(true, 0.1, 0.5, 21), oneRead} {
+		tr.Begin()
+		tr.Finish(r, NotHeld)
+	}
+	if m := tr.MeanTPOTms(); m == nil || *m != 20 {
+		t.Errorf("mean TPOT %v, want 20 (the one-read request left out)", m)
+	}
 	if (*SLO)(nil).Met(res(true, 0, 0, 1)) != nil {
 		t.Error("no SLO: slo_met must be null")
 	}

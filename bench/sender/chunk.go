@@ -10,9 +10,15 @@ const (
 	countValid
 )
 
+// MaxCount is the largest valid token count (spec/record.md): 2^40.
+// Larger integers are invalid counts, so that no sum of counts over a
+// run (2^23 requests of 2^40 tokens) can overflow and no rate derived
+// from them can go negative.
+const MaxCount = 1 << 40
+
 // count is a token count as the server reported it. Only a JSON integer
-// >= 0 is valid: booleans, floats (8.0), numeric strings and negatives are
-// not, and neither is an integer too large for an int.
+// in [0, MaxCount] is valid: booleans, floats (8.0), numeric strings,
+// negatives and larger integers are not.
 type count struct {
 	v  int
 	st uint8
@@ -330,7 +336,7 @@ func readCount(s *jsonscan.Scanner) (count, bool) {
 		if !ok {
 			return count{}, false
 		}
-		if !integer || overflow || (neg && v != 0) || v > uint64(maxInt) {
+		if !integer || overflow || (neg && v != 0) || v > MaxCount {
 			return count{st: countInvalid}, true
 		}
 		return count{v: int(v), st: countValid}, true

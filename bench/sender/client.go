@@ -1,6 +1,7 @@
 package sender
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Defaults of Options.
@@ -57,6 +60,10 @@ type Options struct {
 	// MaxLineBytes is the SSE line limit (default 16 MiB); longer lines
 	// fail the request as line_too_long.
 	MaxLineBytes int
+	// MaxResponseBytes bounds one response body (default 256 MiB); a
+	// stream that grows past it (an engine that never sends [DONE]) ends
+	// as response_too_long.
+	MaxResponseBytes int64
 	// Transport replaces the shared HTTP transport (tests).
 	Transport http.RoundTripper
 }
@@ -75,6 +82,7 @@ type Client struct {
 	extra     []field
 	extraErr  error
 	auth      []string // the Authorization header value, nil without a key
+	red       *redactor
 }
 
 // Header values shared by every request (net/http only reads them).
@@ -98,12 +106,16 @@ func New(opts Options) *Client {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	c := &Client{
 		opts:      opts,
 		chatURL:   base + "/chat/completions",
 		complURL:  base + "/completions",
 		modelsURL: base + "/models",
+		red:       newRedactor(opts.APIKey, opts.UserInfo),
 	}
 	switch {
 	case opts.APIKey != "":
@@ -185,7 +197,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (res Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			now := time.Now()
-			failed(&res, req, now, now, 0, ErrInternal, c.redact(oneLine(fmt.Sprint("panic: ", p), maxDetailLen)))
+			c.failed(&res, req, now, now, 0, ErrInternal, fmt.Sprint("panic: ", p), "")
 		}
 	}()
 	c.do(ctx, req, &res)
@@ -209,7 +221,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 		target = c.complURL
 	default:
 		now := time.Now()
-		failed(res, req, now, now, 0, ErrInvalidRequest, fmt.Sprintf("unknown endpoint %q", ep))
+		c.failed(res, req, now, now, 0, ErrInvalidRequest, fmt.Sprintf("unknown endpoint %q", ep), "")
 		return
 	}
 	extra := c.extra
@@ -236,7 +248,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 	}
 	if err != nil {
 		now := time.Now()
-		failed(res, req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+		c.failed(res, req, now, now, 0, ErrInvalidRequest, err.Error(), "")
 		return
 	}
 
@@ -251,7 +263,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 	hreq, err := c.newPost(httptrace.WithClientTrace(ctx, &ct.trace), target, bb)
 	if err != nil {
 		now := time.Now()
-		failed(res, req, now, now, 0, ErrInvalidRequest, c.redact(oneLine(err.Error(), maxDetailLen)))
+		c.failed(res, req, now, now, 0, ErrInvalidRequest, err.Error(), "")
 		return
 	}
 
@@ -277,25 +289,22 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 		if code == "" {
 			code, detail = ErrConnect, "POST "+redactURL(target)+": "+unwrapURLError(err).Error()
 		}
-		failed(res, req, submit, now, 0, code, c.redact(oneLine(detail, maxDetailLen)))
+		c.failed(res, req, submit, now, 0, code, detail, "")
 		return
 	}
 	defer resp.Body.Close()
 
 	if resp.StatusCode >= 400 {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxDetailScanLen))
+		raw := c.red.readWindow(resp.Body, maxDetailScanLen)
 		now := time.Now()
 		detail := errorDetail(raw, "HTTP "+resp.Status)
-		if len(raw) == 0 {
-			detail = "HTTP " + resp.Status
-		}
-		detail = oneLine(detail, maxDetailLen) + c.authHint(resp.StatusCode)
-		failed(res, req, submit, now, resp.StatusCode, fmt.Sprintf("http_%d", resp.StatusCode), c.redact(detail))
+		c.failed(res, req, submit, now, resp.StatusCode, fmt.Sprintf("http_%d", resp.StatusCode), detail, c.authHint(resp.StatusCode))
 		return
 	}
 
 	s := getStream(submit, time.Now, c.opts.MaxLineBytes, req.KeepText)
 	defer putStream(s)
+	s.maxResp, s.red = c.opts.MaxResponseBytes, c.red
 	s.reserve(req.MaxTokens)
 	var wd *watchdog
 	if d := c.opts.IdleTimeout; d > 0 {
@@ -312,13 +321,13 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 		if code == "" {
 			code, detail = ErrIncomplete, "read: "+readErr.Error()
 		}
-		s.fail(code, c.redact(oneLine(detail, maxDetailLen)), now)
+		s.fail(code, detail, now)
 	}
 	if ct := resp.Header.Get("Content-Type"); s.errCode == ErrIncomplete && !isEventStream(ct) {
 		if ct == "" {
 			ct = "no Content-Type"
 		}
-		s.errDetail = oneLine(s.errDetail+"; the response is "+ct+", not text/event-stream", maxDetailLen)
+		s.errDetail = s.red.detail(s.errDetail + "; the response is " + ct + ", not text/event-stream")
 	}
 	if s.complete {
 		// Let the transport reuse the connection: read the end of the
@@ -418,20 +427,6 @@ func (c *Client) authHint(status int) string {
 	return "; the engine refused the key: check the variable named by --api-key-env NAME"
 }
 
-// redact removes the API key and the URL's password from any text that
-// leaves the client.
-func (c *Client) redact(s string) string {
-	if k := c.opts.APIKey; k != "" && strings.Contains(s, k) {
-		s = strings.ReplaceAll(s, k, "[redacted]")
-	}
-	if c.opts.UserInfo != nil {
-		if p, ok := c.opts.UserInfo.Password(); ok && p != "" && strings.Contains(s, p) {
-			s = strings.ReplaceAll(s, p, "[redacted]")
-		}
-	}
-	return s
-}
-
 // BasicAuth is the Authorization header value of HTTP Basic
 // authentication.
 func BasicAuth(user, pass string) string {
@@ -443,11 +438,15 @@ func isEventStream(ct string) bool {
 	return err == nil && mt == "text/event-stream"
 }
 
-// failed fills res for a request that produced no stream.
-func failed(res *Result, req *Request, submit, finish time.Time, status int, code, detail string) {
+// failed fills res for a request that produced no stream. The detail
+// goes through the redactor (stream.fail); hint, kvbench's own advice, is
+// appended after it.
+func (c *Client) failed(res *Result, req *Request, submit, finish time.Time, status int, code, detail, hint string) {
 	s := getStream(submit, nil, 0, false)
 	defer putStream(s)
+	s.red = c.red
 	s.fail(code, detail, finish)
+	s.errDetail += hint
 	s.fill(res, req, status)
 }
 
@@ -552,6 +551,30 @@ func (c *Client) newModelsGet(ctx context.Context) (*http.Request, error) {
 	return hreq, nil
 }
 
+// maxModelID: a model id is a name or a path; longer text is not one.
+const maxModelID = 1 << 10
+
+// modelID is an id of GET /models as the rest of kvbench sees it: one
+// clean line (textclean.Line) with no secret in it, or "" (left out of
+// the list) when empty or longer than maxModelID.
+func (c *Client) modelID(id string) string { return c.red.modelID(id) }
+
+func (r *redactor) modelID(id string) string {
+	if len(id) > maxModelID {
+		return ""
+	}
+	return textclean.Line(r.redact(id))
+}
+
+// CleanModelID is what Client.Models does to each id an engine lists, for
+// other readers of GET /models (the preflight): the API key and the URL's
+// credentials replaced, cleaned to one line, "" when over 1 KiB. Engines
+// may echo the request's Authorization header and lace ids with terminal
+// escapes; an id is written to config.json and shown on screens.
+func CleanModelID(id, apiKey string, user *url.Userinfo) string {
+	return newRedactor(apiKey, user).modelID(id)
+}
+
 // prewarmTimeout bounds Prewarm.
 const prewarmTimeout = 10 * time.Second
 
@@ -567,20 +590,20 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	where := "GET " + redactURL(c.modelsURL)
 	hreq, err := c.newModelsGet(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", where, c.redact(unwrapURLError(err).Error()))
+		return nil, fmt.Errorf("%s: %s", where, c.red.detail(unwrapURLError(err).Error()))
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", where, c.redact(unwrapURLError(err).Error()))
+		return nil, fmt.Errorf("%s: %s", where, c.red.detail(unwrapURLError(err).Error()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxDetailScanLen))
+		raw := c.red.readWindow(resp.Body, maxDetailScanLen)
 		detail := "HTTP " + resp.Status
-		if len(raw) > 0 {
+		if len(bytes.TrimSpace(raw)) > 0 {
 			detail += ": " + errorDetail(raw, "")
 		}
-		return nil, fmt.Errorf("%s: %s%s", where, c.redact(oneLine(detail, maxDetailLen)), c.authHint(resp.StatusCode))
+		return nil, fmt.Errorf("%s: %s%s", where, c.red.detail(detail), c.authHint(resp.StatusCode))
 	}
 	var doc struct {
 		Data []struct {
@@ -588,12 +611,12 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%s: not an OpenAI model list: %s", where, c.redact(oneLine(err.Error(), maxDetailLen)))
+		return nil, fmt.Errorf("%s: not an OpenAI model list: %s", where, c.red.detail(err.Error()))
 	}
 	ids := make([]string, 0, len(doc.Data))
 	for _, m := range doc.Data {
-		if m.ID != "" {
-			ids = append(ids, m.ID)
+		if id := c.modelID(m.ID); id != "" {
+			ids = append(ids, id)
 		}
 	}
 	if len(ids) == 0 {

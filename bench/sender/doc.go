@@ -17,9 +17,17 @@
 // scanner of internal/jsonscan, extracting only the fields the record
 // needs; the idle watchdog costs one atomic store per read.
 //
+// Memory per request is bounded whatever the engine sends: the body by
+// Options.MaxResponseBytes (response_too_long), a line by MaxLineBytes,
+// the arrival times by maxExactChunks (16384; past it the gaps go to a
+// GapHistogram of 21 KiB, within 1/128 of the exact percentiles), a
+// finish_reason by 64 bytes, an error detail by 200.
+//
 // Where spec/record.md leaves room, this package decides:
 //
-//   - Error codes add `canceled` (the caller's context ended the request;
+//   - Error codes add `response_too_long` (the body passed
+//     Options.MaxResponseBytes, default 256 MiB: an engine that never ends
+//     its stream), `canceled` (the caller's context ended the request;
 //     `timeout` when it was the caller's deadline), `invalid_request` (the
 //     body could not be encoded: NaN temperature, unencodable extra body,
 //     unknown endpoint) and `internal` (a recovered bug).
@@ -37,15 +45,35 @@
 //     in one JSON object counts once, the last one winning (as Python's
 //     json module reads it).
 //   - Arrival times are taken once per network read: every chunk completed
-//     by one read shares that read's instant.
+//     by one read shares that read's instant. A read that follows one which
+//     filled its buffer, and returns within 100 µs (chainWait), returned
+//     bytes that were already waiting: it shares the previous read's
+//     instant, so a reply written at once is one read however many reads
+//     the buffer sizes cut it into. Output that arrived in one read (every
+//     content chunk at the first token's instant; two tokens or more) has
+//     decode speed, ITL and round gaps null and DecodeUnmeasured
+//     "one_read": the span between such chunks is the client's reading,
+//     not the engine's decoding. The round gaps are nulled with ITL (the
+//     spec names ITL and TPOT) because they are the same intervals.
 //   - Usage: the last non-null `usage` object wins whole (fields are not
 //     merged with earlier ones); a non-object usage makes every count
 //     invalid. `cache_n` comes from the last non-null `timings` object;
 //     `token_sha` is the last valid one seen.
 //   - Receipts: an absent or null `prompt_tokens_details`, or an absent
 //     or null `cached_tokens` in it, is `details_absent`; a details value
-//     that is not an object is `invalid_count`. Integers beyond int range
-//     are invalid. Precedence: see stream.receipt.
+//     that is not an object is `invalid_count`. Integers above MaxCount
+//     (2^40) are invalid. Precedence: see stream.receipt.
+//   - Text from the engine: every error detail (HTTP error bodies, error
+//     objects and `event: error` frames in a stream, malformed chunks,
+//     status lines, Content-Type, transport errors) passes one redactor
+//     (detail.go) in stream.fail: the API key, the URL's password and the
+//     Basic credential sent are replaced by [redacted] over the whole text
+//     before it is cut (and a window cut from a long body drops a
+//     secret's start at its end), then the text is cleaned with
+//     textclean.Line and cut to 200 bytes. finish_reason and model ids
+//     are cleaned too (model ids also redacted; an id over 1 KiB is left
+//     out). Reply text (Result.Text) is passed through as the engine sent
+//     it: whoever prints it cleans it.
 //   - Chunks: a chunk counts once however many choices it carries; if an
 //     engine sends several choices their texts are concatenated in order.
 //     Per delta the reasoning hashed is reasoning_content when it is a

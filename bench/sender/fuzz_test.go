@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 func seedStreams(f *testing.F) [][]byte {
@@ -23,6 +25,10 @@ func seedStreams(f *testing.F) [][]byte {
 		roleChunk + "event: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n",
 		roleChunk + "data: {\"choices\":[{\"delta\":\r\ndata: {\"content\":\"x\"}}]}\r\r" + doneEvent,
 		roleChunk + `data: {"choices":[{"delta":{"reasoning_content":"a\u00e9\ud83d\ude00","reasoning":"b"}}],"tensorfold":{"token_sha":"0123456789ab"}}` + "\n\n" + usageChunk(3, 1, 2) + doneEvent,
+		roleChunk + "event: error\ndata: boom \x1b]52;c;eA==\x07 \xc2\x9b31m\n\n",
+		roleChunk + "data: {\"choices\": \x1b[2J\x9b\n\n",
+		roleChunk + `data: {"error":{"message":"\u001b]0;t\u0007\u009b","code":"\u0000"}}` + "\n\n",
+		roleChunk + chatChunk("a") + `data: {"choices":[{"delta":{},"finish_reason":"st\u001bop"}],"usage":{"prompt_tokens":4611686018427387904,"completion_tokens":1099511627777,"prompt_tokens_details":{"cached_tokens":1099511627776}},"timings":{"cache_n":18446744073709551616}}` + "\n\n" + doneEvent,
 	} {
 		out = append(out, []byte(s))
 	}
@@ -101,6 +107,19 @@ func checkInvariants(t *testing.T, r Result) {
 	}
 	if (r.TTFT != nil) != (r.Chunks > 0) {
 		t.Fatalf("TTFT %v with %d chunks", r.TTFT, r.Chunks)
+	}
+	for what, p := range map[string]*string{"error_detail": r.ErrorDetail, "finish_reason": r.FinishReason} {
+		if p != nil && (textclean.Line(*p) != *p || len(*p) > maxDetailLen+3) {
+			t.Fatalf("%s is not one clean short line: %q", what, *p)
+		}
+	}
+	if r.DecodeUnmeasured != nil && (!r.Successful || r.DecodeSpeed != nil || r.ITLMeanMs != nil || r.RoundGapP50Ms != nil) {
+		t.Fatalf("decode_unmeasured with decode figures")
+	}
+	for _, c := range []*int{r.PromptTokens, r.CachedTokens, r.CompletionTokens, r.CacheN} {
+		if c != nil && (*c < 0 || *c > MaxCount) {
+			t.Fatalf("count %d kept", *c)
+		}
 	}
 }
 

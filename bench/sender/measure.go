@@ -1,6 +1,7 @@
 package sender
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Reasons a receipt is unverified.
@@ -35,7 +37,7 @@ func Measure(body io.Reader, req *Request, submit time.Time, now func() time.Tim
 	defer putStream(s)
 	s.reserve(req.MaxTokens)
 	if err := s.consume(body); err != nil {
-		s.fail(ErrIncomplete, "read: "+oneLine(err.Error(), maxDetailLen), s.now())
+		s.fail(ErrIncomplete, "read: "+err.Error(), s.now())
 	}
 	return s.result(req, 0)
 }
@@ -45,7 +47,7 @@ func Measure(body io.Reader, req *Request, submit time.Time, now func() time.Tim
 type vals struct {
 	f [16]float64
 	i [4]int
-	s [5]string
+	s [6]string
 }
 
 // result derives every figure of the record from the parsed stream.
@@ -108,7 +110,7 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 	}
 	r.CacheN = s.cacheN.ptr(&v.i[3])
 	if s.hasFinish {
-		v.s[2] = string(s.finishWhy)
+		v.s[2] = textclean.Line(string(s.finishWhy))
 		r.FinishReason = &v.s[2]
 	}
 	clean := s.complete && s.errCode == ""
@@ -127,12 +129,19 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 
 	// decode speed (LMCache): output tokens over finish - first token,
 	// defined only from two output tokens on (one token has no decode
-	// span: its "speed" would be the [DONE] latency).
-	if r.Successful && s.hasFirst {
-		out := s.chunks
-		if completion.valid() && completion.v > 0 {
-			out = completion.v
-		}
+	// span: its "speed" would be the [DONE] latency), and only when the
+	// output arrived over more than one read: tokens that came together
+	// say how fast the client read, not how fast the engine decoded.
+	out := s.chunks
+	if completion.valid() && completion.v > 0 {
+		out = completion.v
+	}
+	oneRead := r.Successful && s.hasFirst && out >= 2 && s.lastArr == s.firstArr
+	if oneRead {
+		v.s[5] = DecodeOneRead
+		r.DecodeUnmeasured = &v.s[5]
+	}
+	if r.Successful && s.hasFirst && !oneRead {
 		if span := s.finish.Sub(s.first); span > 0 && out >= 2 {
 			r.DecodeSpeed = f(float64(out) / span.Seconds())
 		}
@@ -143,36 +152,44 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 	// ITL and round gaps: a chunk of k tokens is k tokens arriving
 	// together, so of tokens-1 samples, chunks-1 are the chunk gaps and
 	// tokens-chunks are zeros.
-	if clean && completion.valid() && s.chunks >= 2 && completion.v >= s.chunks {
+	if clean && !oneRead && completion.valid() && s.chunks >= 2 && completion.v >= s.chunks {
 		tokens, n := completion.v, s.chunks
-		span := s.arrivals[n-1] - s.arrivals[0]
-		// The gaps overwrite the arrivals in place (gap k needs only
-		// arrivals k and k+1, neither overwritten yet): no scratch slice
-		// per pooled stream.
-		gaps := s.arrivals[:n-1]
-		for k := range gaps {
-			gaps[k] = s.arrivals[k+1] - s.arrivals[k]
-		}
-		if req.KeepGaps {
-			r.RoundGapsMs = make([]float64, len(gaps))
-			for k, g := range gaps {
-				r.RoundGapsMs[k] = ms(g)
+		span := s.lastArr - s.firstArr
+		var gaps []time.Duration
+		if !s.spilled {
+			// The gaps overwrite the arrivals in place (gap k needs only
+			// arrivals k and k+1, neither overwritten yet): no scratch
+			// slice per pooled stream.
+			gaps = s.arrivals[:n-1]
+			for k := range gaps {
+				gaps[k] = s.arrivals[k+1] - s.arrivals[k]
 			}
+			if req.KeepGaps {
+				r.RoundGapsMs = make([]float64, len(gaps))
+				for k, g := range gaps {
+					r.RoundGapsMs[k] = ms(g)
+				}
+			}
+			slices.Sort(gaps)
 		}
-		slices.Sort(gaps)
 		zeros := tokens - n
 		itl := func(p int) float64 {
 			k := nearestRank(tokens-1, p)
 			if k <= zeros {
 				return 0
 			}
-			return ms(gaps[k-zeros-1])
+			return ms(s.gapRank(gaps, k-zeros))
 		}
 		r.ITLMeanMs = f(ms(span) / float64(tokens-1))
 		r.ITLP50Ms = f(itl(50))
 		r.ITLP95Ms = f(itl(95))
-		r.RoundGapP50Ms = f(ms(gaps[nearestRank(n-1, 50)-1]))
-		r.RoundGapP95Ms = f(ms(gaps[nearestRank(n-1, 95)-1]))
+		r.RoundGapP50Ms = f(ms(s.gapRank(gaps, nearestRank(n-1, 50))))
+		r.RoundGapP95Ms = f(ms(s.gapRank(gaps, nearestRank(n-1, 95))))
+		if s.spilled && req.KeepGaps {
+			// The histogram leaves with the result; the pooled stream
+			// makes itself another when it needs one.
+			r.RoundGapHist, s.hist = s.hist, nil
+		}
 	}
 	if state == StateCold && s.hasFirst {
 		if ttft := s.first.Sub(s.submit).Seconds(); ttft > 0 {
@@ -194,8 +211,20 @@ func (s *stream) fill(r *Result, req *Request, status int) {
 		}
 	}
 	if req.KeepText {
-		r.Text = string(s.text)
+		// An engine may echo the key into its reply; the text can end
+		// up in a file (rag-qa-quality's answers), so it is redacted
+		// too (not cleaned: that is for whoever prints it).
+		r.Text = s.red.redact(string(s.text))
 	}
+}
+
+// gapRank is the k-th smallest chunk gap (1-based): from the sorted
+// exact gaps, or the histogram once the stream spilled.
+func (s *stream) gapRank(sorted []time.Duration, k int) time.Duration {
+	if s.spilled {
+		return s.hist.Rank(uint64(k))
+	}
+	return sorted[k-1]
 }
 
 // receipt decides the observed cache state. Precedence of the
@@ -274,20 +303,18 @@ func CompareFingerprint(a, b *Result, tokens bool) *bool {
 	return &eq
 }
 
-// errorDetail turns an OpenAI-style error body into one short line:
-// "message (type: T, code: C)". what names the source when the body says
-// nothing useful.
+// errorDetail turns an OpenAI-style error body into one line, "message
+// (type: T, code: C)", or the body itself when it says nothing useful;
+// what names the source when the body is empty. The text is left whole
+// for the redactor (stream.fail), which cleans and truncates it.
 func errorDetail(body []byte, what string) string {
-	if len(body) > maxDetailScanLen {
-		body = body[:maxDetailScanLen]
-	}
 	var doc map[string]any
 	if err := json.Unmarshal(body, &doc); err == nil {
 		src := doc
 		if e, ok := doc["error"].(map[string]any); ok {
 			src = e
 		} else if e, ok := doc["error"].(string); ok {
-			return oneLine(e, maxDetailLen)
+			return e
 		}
 		msg := scalar(src["message"])
 		if msg == "" {
@@ -314,14 +341,13 @@ func errorDetail(body []byte, what string) string {
 			out += "(" + strings.Join(extra, ", ") + ")"
 		}
 		if out != "" {
-			return oneLine(out, maxDetailLen)
+			return out
 		}
 	}
-	text := oneLine(string(body), maxDetailLen)
-	if text == "" {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return what
 	}
-	return text
+	return string(body)
 }
 
 func scalar(v any) string {
@@ -334,30 +360,4 @@ func scalar(v any) string {
 		return fmt.Sprint(x)
 	}
 	return ""
-}
-
-// oneLine collapses whitespace runs (newlines included) to single spaces
-// and truncates to max bytes on a rune boundary.
-func oneLine(s string, max int) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if r == utf8.RuneError || r < 0x20 || r == ' ' || r == 0x7f {
-			if r == utf8.RuneError {
-				r = '?'
-			} else {
-				space = b.Len() > 0
-				continue
-			}
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		if b.Len()+utf8.RuneLen(r) > max {
-			return b.String() + "..."
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

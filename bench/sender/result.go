@@ -22,6 +22,10 @@ const (
 	PhaseReference  = "reference"
 )
 
+// DecodeOneRead is Result.DecodeUnmeasured for output that arrived in a
+// single read.
+const DecodeOneRead = "one_read"
+
 // Cache states of a receipt.
 const (
 	StateCold       = "cold"
@@ -126,6 +130,11 @@ type Result struct {
 	// SLOMet is whether the request met the run's --slo (null without one);
 	// the runner judges it before the line is written.
 	SLOMet *bool `json:"slo_met"`
+	// DecodeUnmeasured is DecodeOneRead when the request succeeded with
+	// two output tokens or more that all arrived in one read: decode
+	// speed, ITL, TPOT and round gaps are null then, since no decode
+	// interval was seen (spec/record.md). Absent from the line otherwise.
+	DecodeUnmeasured *string `json:"decode_unmeasured,omitempty"`
 	// The workload's own keys, after the common ones; a nil pointer
 	// leaves them out of the line.
 	*TraceExpectation
@@ -144,6 +153,10 @@ type Result struct {
 	// kept when Request.KeepGaps was set and the ITL figures are defined.
 	// Pooled ITL adds tokens-chunks zeros to these.
 	RoundGapsMs []float64 `json:"-"`
+	// RoundGapHist holds the same gaps instead of RoundGapsMs (nil then)
+	// for a stream of more chunks than a stream keeps arrival times for
+	// (16384): memory per request stays bounded whatever the engine sends.
+	RoundGapHist *GapHistogram `json:"-"`
 	// HTTPStatus is the response status (0 when no response arrived).
 	HTTPStatus int `json:"-"`
 	// ReasoningField names the reasoning field seen ("reasoning_content",

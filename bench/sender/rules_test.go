@@ -858,8 +858,13 @@ func TestNearestRank(t *testing.T) {
 			t.Errorf("nearestRank(%d, %d) = %d, want %d", c.n, c.p, got, c.want)
 		}
 	}
-	// An absurd token count neither panics nor yields a wrong zero share.
-	r := measureSegs(nil, 0, chunkTimes("9000000000000000000", 300, 100, 200)...)
+	// The largest valid token count neither panics nor yields a wrong
+	// zero share; one past it is an invalid count, so no ITL.
+	r := measureSegs(nil, 0, chunkTimes("1099511627776", 300, 100, 200)...)
 	checkFloat(t, "itl_p95_ms", r.ITLP95Ms, 0)
 	checkFloat(t, "itl_p50_ms", r.ITLP50Ms, 0)
+	r = measureSegs(nil, 0, chunkTimes("1099511627777", 300, 100, 200)...)
+	if r.ITLP95Ms != nil || r.CompletionTokens != nil {
+		t.Errorf("completion_tokens 2^40+1: ITL p95 %v, completion %v; want null", r.ITLP95Ms, r.CompletionTokens)
+	}
 }

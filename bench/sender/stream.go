@@ -15,21 +15,42 @@ import (
 // Error codes of a Result (spec/record.md), plus this package's additions
 // `canceled` (the caller's context ended the request), `invalid_request`
 // (the request could not be encoded) and `internal` (a recovered bug).
+// `response_too_long`: the body grew past Options.MaxResponseBytes (an
+// engine that never ends its stream).
 const (
-	ErrStreamError    = "stream_error"
-	ErrInvalidJSON    = "invalid_json"
-	ErrConnect        = "connect"
-	ErrIdleTimeout    = "idle_timeout"
-	ErrTimeout        = "timeout"
-	ErrIncomplete     = "incomplete"
-	ErrLineTooLong    = "line_too_long"
-	ErrCanceled       = "canceled"
-	ErrInvalidRequest = "invalid_request"
-	ErrInternal       = "internal"
+	ErrStreamError     = "stream_error"
+	ErrInvalidJSON     = "invalid_json"
+	ErrConnect         = "connect"
+	ErrIdleTimeout     = "idle_timeout"
+	ErrTimeout         = "timeout"
+	ErrIncomplete      = "incomplete"
+	ErrLineTooLong     = "line_too_long"
+	ErrResponseTooLong = "response_too_long"
+	ErrCanceled        = "canceled"
+	ErrInvalidRequest  = "invalid_request"
+	ErrInternal        = "internal"
 )
 
 // DefaultMaxLineBytes is the SSE line limit when none is given.
 const DefaultMaxLineBytes = 16 << 20
+
+// DefaultMaxResponseBytes is the response body limit when none is given:
+// far above any reply a benchmark asks for (a million tokens of a verbose
+// engine's chunks), far below what an endless stream would take.
+const DefaultMaxResponseBytes = 256 << 20
+
+// maxExactChunks bounds the chunk arrival times a stream keeps: up to it
+// the ITL and round-gap percentiles are exact; past it every gap goes to a
+// GapHistogram instead (relative error at most 1/128), so an endless or
+// huge stream holds at most 128 KiB of arrivals and one histogram.
+const maxExactChunks = 1 << 14
+
+// chainWait: a read that follows one which filled the buffer, and that
+// returns within chainWait, returned bytes that were already waiting (in
+// the transport's buffer or the socket's): they were delivered with the
+// previous read and share its arrival time. A read that blocks for new
+// bytes takes far longer (the engine's next write, the network).
+const chainWait = 100 * time.Microsecond
 
 const (
 	// SSE events are a few hundred bytes; the buffer grows for longer
@@ -41,9 +62,10 @@ const (
 	// the chunk template without regrowing.
 	initialEvent = 512
 	// Buffers grown past these sizes by one long stream are not pooled.
-	maxPooledBuf     = 1 << 20
-	maxPooledChunks  = 1 << 16
-	maxDetailLen     = 200
+	maxPooledBuf = 1 << 20
+	maxDetailLen = 200
+	// A finish_reason is a word ("stop", "length"); longer text is cut.
+	maxFinishLen     = 64
 	maxDetailScanLen = 64 << 10
 )
 
@@ -57,7 +79,9 @@ type stream struct {
 	submit   time.Time
 	now      func() time.Time
 	maxLine  int
+	maxResp  int64
 	keepText bool
+	red      *redactor // secrets to keep out of error details; nil: none
 	// lastRead, when set, receives the time of every read (as nanoseconds
 	// since submit) for the idle watchdog.
 	lastRead *atomic.Int64
@@ -71,7 +95,11 @@ type stream struct {
 	// is scanned once, not once per read.
 	clean   int
 	started bool // the leading BOM was looked for
-	readAt  time.Time
+	// readAt is the arrival time of the bytes being parsed: the instant
+	// of the read that delivered them (see chainWait).
+	readAt time.Time
+	full   bool  // the last read filled the space it was given
+	total  int64 // body bytes read
 
 	// The event being assembled.
 	ev      []byte
@@ -100,20 +128,26 @@ type stream struct {
 	firstContent time.Time
 	hasFirst     bool
 	chunks       int
-	arrivals     []time.Duration // content/reasoning chunk arrivals since submit; result turns them into gaps
-	contentH     hash.Hash
-	reasonH      hash.Hash
-	hasOutput    bool
-	usage        usage
-	hasUsage     bool
-	cacheN       count
-	tokenSHA     [64]byte
-	digests      [2 * sha256.Size]byte
-	tokenSHALn   int
-	finishWhy    []byte
-	hasFinish    bool
-	reasonFld    string
-	text         []byte
+	// Content/reasoning chunk arrivals since submit: the first and the
+	// last, the first maxExactChunks of them (result turns them into
+	// gaps), and past that every gap in hist.
+	firstArr, lastArr time.Duration
+	arrivals          []time.Duration
+	hist              *GapHistogram
+	spilled           bool // the gaps are in hist
+	contentH          hash.Hash
+	reasonH           hash.Hash
+	hasOutput         bool
+	usage             usage
+	hasUsage          bool
+	cacheN            count
+	tokenSHA          [64]byte
+	digests           [2 * sha256.Size]byte
+	tokenSHALn        int
+	finishWhy         []byte
+	hasFinish         bool
+	reasonFld         string
+	text              []byte
 }
 
 var streamPool = sync.Pool{New: func() any {
@@ -135,13 +169,15 @@ func getStream(submit time.Time, now func() time.Time, maxLine int, keepText boo
 		now = time.Now
 	}
 	s.submit, s.now, s.maxLine, s.keepText, s.lastRead = submit, now, maxLine, keepText, nil
+	s.maxResp, s.red = DefaultMaxResponseBytes, nil
 	s.r, s.w, s.skipLF, s.clean, s.started, s.readAt = 0, 0, false, 0, false, time.Time{}
+	s.full, s.total = false, 0
 	s.ev, s.evData, s.evError = s.ev[:0], false, false
 	s.tmplOK = false
 	s.done, s.seen, s.complete, s.errCode, s.errDetail = false, false, false, "", ""
 	s.finish, s.first, s.hasFirst, s.chunks = time.Time{}, time.Time{}, false, 0
 	s.firstContent = time.Time{}
-	s.arrivals = s.arrivals[:0]
+	s.arrivals, s.firstArr, s.lastArr, s.spilled = s.arrivals[:0], 0, 0, false
 	s.contentH.Reset()
 	s.reasonH.Reset()
 	s.hasOutput, s.usage, s.hasUsage, s.cacheN, s.tokenSHALn = false, usage{}, false, count{}, 0
@@ -162,10 +198,7 @@ func putStream(s *stream) {
 	if cap(s.text) > maxPooledBuf {
 		s.text = nil
 	}
-	if cap(s.arrivals) > maxPooledChunks {
-		s.arrivals = nil
-	}
-	s.now, s.lastRead = nil, nil
+	s.now, s.lastRead, s.red = nil, nil, nil
 	streamPool.Put(s)
 }
 
@@ -173,15 +206,17 @@ func putStream(s *stream) {
 // at once, rather than growing them by doubling, which leaves garbage
 // behind for every new pooled stream when thousands start together.
 func (s *stream) reserve(maxTokens int) {
-	if n := min(maxTokens, maxPooledChunks); n > cap(s.arrivals) {
+	if n := min(maxTokens, maxExactChunks); n > cap(s.arrivals) {
 		s.arrivals = make([]time.Duration, 0, n)
 	}
 }
 
-// fail records the first error and stops the stream.
+// fail records the first error and stops the stream. Every error detail
+// passes here, whatever its path, and leaves as the redactor's one
+// clean line: no secret, no terminal control.
 func (s *stream) fail(code, detail string, at time.Time) {
 	if s.errCode == "" {
-		s.errCode, s.errDetail = code, detail
+		s.errCode, s.errDetail = code, s.red.detail(detail)
 		s.finish = at
 	}
 	s.done = true
@@ -194,11 +229,24 @@ func (s *stream) consume(body io.Reader) error {
 		if s.w == len(s.buf) {
 			s.makeRoom()
 		}
-		n, err := body.Read(s.buf[s.w:])
+		p := s.buf[s.w:]
+		var before time.Time
+		if s.full {
+			before = s.now()
+		}
+		n, err := body.Read(p)
 		if n > 0 {
-			s.readAt = s.now()
+			t := s.now()
+			if !s.full || t.Sub(before) > chainWait {
+				s.readAt = t
+			}
+			s.full = n == len(p)
 			if s.lastRead != nil {
-				s.lastRead.Store(int64(s.readAt.Sub(s.submit)))
+				s.lastRead.Store(int64(t.Sub(s.submit)))
+			}
+			if s.total += int64(n); s.total > s.maxResp {
+				s.fail(ErrResponseTooLong, "the response is over "+itoa(int(s.maxResp))+" bytes (--max-response-bytes)", t)
+				return nil
 			}
 			s.w += n
 			s.scan(false)
@@ -345,7 +393,7 @@ func (s *stream) dispatch(lenient bool) {
 		return
 	}
 	if isErr {
-		s.fail(ErrStreamError, errorDetail(data, "event: error"), s.readAt)
+		s.fail(ErrStreamError, errorDetail(s.red.window(data, maxDetailScanLen), "event: error"), s.readAt)
 		return
 	}
 	if len(data) == 0 || data[0] != '{' {
@@ -368,7 +416,7 @@ func (s *stream) dispatch(lenient bool) {
 	if !s.fastChunk(data) {
 		if !parseChunk(&s.sc, c, data) {
 			if !lenient {
-				s.fail(ErrInvalidJSON, "malformed JSON chunk: "+oneLine(string(data[:min(len(data), 4*maxDetailLen)]), maxDetailLen), s.readAt)
+				s.fail(ErrInvalidJSON, "malformed JSON chunk: "+string(s.red.window(data, 4*maxDetailLen)), s.readAt)
 			}
 			return
 		}
@@ -378,7 +426,7 @@ func (s *stream) dispatch(lenient bool) {
 		}
 	}
 	if c.isError {
-		s.fail(ErrStreamError, errorDetail(data, "error in stream"), s.readAt)
+		s.fail(ErrStreamError, errorDetail(s.red.window(data, maxDetailScanLen), "error in stream"), s.readAt)
 		return
 	}
 	if c.choice || c.hasUsage {
@@ -394,7 +442,7 @@ func (s *stream) dispatch(lenient bool) {
 		s.tokenSHALn = copy(s.tokenSHA[:], c.tokenSHA)
 	}
 	if c.hasFinish {
-		s.finishWhy, s.hasFinish = append(s.finishWhy[:0], c.finish...), true
+		s.finishWhy, s.hasFinish = append(s.finishWhy[:0], c.finish[:min(len(c.finish), maxFinishLen)]...), true
 	}
 	if len(c.content) == 0 && len(c.reasoning) == 0 {
 		return
@@ -403,8 +451,7 @@ func (s *stream) dispatch(lenient bool) {
 	if !s.hasFirst {
 		s.first, s.hasFirst = t, true
 	}
-	s.chunks++
-	s.arrivals = append(s.arrivals, t.Sub(s.submit))
+	s.arrive(t.Sub(s.submit))
 	s.hasOutput = true
 	if len(c.content) > 0 {
 		if s.firstContent.IsZero() {
@@ -421,6 +468,38 @@ func (s *stream) dispatch(lenient bool) {
 			s.reasonFld = c.reasoningField
 		}
 	}
+}
+
+// arrive records one content/reasoning chunk arriving at a (since
+// submit).
+func (s *stream) arrive(a time.Duration) {
+	if s.chunks == 0 {
+		s.firstArr = a
+	}
+	s.chunks++
+	switch {
+	case s.spilled:
+		s.hist.Add(a - s.lastArr)
+	case len(s.arrivals) < maxExactChunks:
+		s.arrivals = append(s.arrivals, a)
+	default:
+		s.spill()
+		s.hist.Add(a - s.lastArr)
+	}
+	s.lastArr = a
+}
+
+// spill moves the gaps kept so far into the histogram, which takes every
+// later gap.
+func (s *stream) spill() {
+	if s.hist == nil {
+		s.hist = new(GapHistogram)
+	}
+	s.hist.Reset()
+	for k := 1; k < len(s.arrivals); k++ {
+		s.hist.Add(s.arrivals[k] - s.arrivals[k-1])
+	}
+	s.spilled = true
 }
 
 // fastChunk decodes a chunk that equals the template outside its content

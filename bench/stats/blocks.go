@@ -61,6 +61,10 @@ type Latency struct {
 	TokensPerChunkMean  *float64 `json:"tokens_per_chunk_mean"`
 	PrefillTPS          MeanP50  `json:"prefill_tps"`
 	AggregatePrefillTPS *float64 `json:"aggregate_prefill_tps"`
+	// DecodeUnmeasured counts the successful measured requests whose
+	// output arrived in one read (decode_unmeasured "one_read"): their
+	// decode speed, ITL and TPOT are null, left out of every decode figure.
+	DecodeUnmeasured int `json:"decode_unmeasured"`
 }
 
 // Client is the `client` block: what the benchmark itself cost and how

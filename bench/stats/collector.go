@@ -73,8 +73,10 @@ type Collector struct {
 	reasons                    map[string]int
 	hitPrompt, hitCached, hitN int
 	gaps                       []float32
+	hist                       *sender.GapHistogram // gaps of streams too long for RoundGapsMs
 	gapSum                     float64
 	zeros                      int
+	decodeUnmeasured           int
 	tpcSum                     float64
 	tpcN                       int
 	prefill                    []float64
@@ -164,8 +166,8 @@ func (c *Collector) Add(r *sender.Result) {
 	c.latencyMs = append(c.latencyMs, lat)
 	c.sumLat += lat
 	in, out := inputTokens(r), outputTokens(r)
-	c.inTokens += in
-	c.outTokens += out
+	c.inTokens = addCount(c.inTokens, in)
+	c.outTokens = addCount(c.outTokens, out)
 	e.in, e.out = int32(min(in, math.MaxInt32)), int32(min(out, math.MaxInt32))
 	c.series.add(submit, finish, e)
 	c.addLatency(r)
@@ -185,14 +187,32 @@ func (c *Collector) addCache(r *sender.Result) {
 		}
 		c.reasons[reason]++
 	}
-	if p, k := r.PromptTokens, r.CachedTokens; p != nil && k != nil && *p >= 0 && *k >= 0 && *k <= *p {
-		c.hitPrompt += *p
-		c.hitCached += *k
+	if p, k := r.PromptTokens, r.CachedTokens; p != nil && k != nil && validCount(*p) && validCount(*k) && *k <= *p {
+		c.hitPrompt = addCount(c.hitPrompt, *p)
+		c.hitCached = addCount(c.hitCached, *k)
 		c.hitN++
 	}
 }
 
 func (c *Collector) addLatency(r *sender.Result) {
+	if r.DecodeUnmeasured != nil {
+		c.decodeUnmeasured++
+	}
+	tokens := -1
+	if r.CompletionTokens != nil && validCount(*r.CompletionTokens) {
+		tokens = *r.CompletionTokens
+	}
+	chunks := min(max(r.Chunks, 0), sender.MaxCount)
+	if h := r.RoundGapHist; h != nil && h.Count() > 0 && len(r.RoundGapsMs) == 0 {
+		if c.hist == nil {
+			c.hist = new(sender.GapHistogram)
+		}
+		c.hist.Merge(h)
+		c.gapSum += float64(h.Sum()) / float64(time.Millisecond)
+		if tokens > chunks {
+			c.zeros = addCount(c.zeros, tokens-chunks)
+		}
+	}
 	if len(r.RoundGapsMs) > 0 {
 		if need := len(c.gaps) + len(r.RoundGapsMs); need > cap(c.gaps) {
 			// Double: append's 1.25x growth of a large slice leaves about
@@ -206,8 +226,8 @@ func (c *Collector) addLatency(r *sender.Result) {
 			c.gaps = append(c.gaps, float32(g))
 			c.gapSum += g
 		}
-		if r.CompletionTokens != nil && *r.CompletionTokens > r.Chunks {
-			c.zeros += *r.CompletionTokens - r.Chunks
+		if tokens > chunks {
+			c.zeros = addCount(c.zeros, tokens-chunks)
 		}
 	}
 	if r.TokensPerChunk != nil {
@@ -222,20 +242,35 @@ func (c *Collector) addLatency(r *sender.Result) {
 }
 
 // inputTokens is LMCache's num_input_tokens: the server's prompt count.
+// A count outside [0, sender.MaxCount] (a line edited by hand: the sender
+// never keeps one) counts as none.
 func inputTokens(r *sender.Result) int {
-	if r.PromptTokens != nil && *r.PromptTokens > 0 {
+	if r.PromptTokens != nil && *r.PromptTokens > 0 && validCount(*r.PromptTokens) {
 		return *r.PromptTokens
 	}
 	return 0
 }
 
 // outputTokens is LMCache's num_output_tokens: completion_tokens when > 0,
-// else the number of content chunks.
+// else the number of content chunks (both bounded as inputTokens is).
 func outputTokens(r *sender.Result) int {
-	if r.CompletionTokens != nil && *r.CompletionTokens > 0 {
+	if r.CompletionTokens != nil && *r.CompletionTokens > 0 && validCount(*r.CompletionTokens) {
 		return *r.CompletionTokens
 	}
-	return r.Chunks
+	return min(max(r.Chunks, 0), sender.MaxCount)
+}
+
+// validCount: a token count the record can hold (spec/record.md).
+func validCount(n int) bool { return n >= 0 && n <= sender.MaxCount }
+
+// addCount adds two counts, saturating rather than wrapping: the totals
+// of a run of 2^23 requests of 2^40 tokens still fit, and nothing larger
+// ever turns negative.
+func addCount(a, b int) int {
+	if b > 0 && a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 func (c *Collector) hitRatio() *float64 {
@@ -321,6 +356,40 @@ func optLinear(sorted []float64, p float64) *float64 {
 	return ptr(Linear(sorted, p))
 }
 
+// histSpreads are the pooled ITL and round-gap figures once a stream's
+// gaps came as a histogram: the exact gaps join a copy of it, and every
+// percentile comes from the histogram (within 1/128, see
+// sender.GapHistogram); the means stay exact.
+func (c *Collector) histSpreads() (itl, gap Spread) {
+	h := *c.hist
+	for _, g := range c.gaps {
+		h.Add(time.Duration(float64(g) * float64(time.Millisecond)))
+	}
+	n := h.Count()
+	if n == 0 {
+		return
+	}
+	zeros := uint64(c.zeros)
+	rank := func(total uint64, zeros uint64, p float64) float64 {
+		i := uint64(nearestRankIndex(int(min(total, math.MaxInt)), p))
+		if i < zeros {
+			return 0
+		}
+		return float64(h.Rank(i-zeros+1)) / float64(time.Millisecond)
+	}
+	itl = Spread{
+		Mean: ptr(c.gapSum / float64(n+zeros)),
+		P50:  ptr(rank(n+zeros, zeros, 50)),
+		P95:  ptr(rank(n+zeros, zeros, 95)),
+	}
+	gap = Spread{
+		Mean: ptr(c.gapSum / float64(n)),
+		P50:  ptr(rank(n, 0, 50)),
+		P95:  ptr(rank(n, 0, 95)),
+	}
+	return itl, gap
+}
+
 // Final computes the summary blocks from everything added so far.
 func (c *Collector) Final(client ClientInfo) Blocks {
 	c.mu.Lock()
@@ -369,7 +438,9 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	// Order does not matter to any figure, so the pooled gaps (the largest
 	// store) are sorted in place rather than copied.
 	slices.Sort(c.gaps)
-	if n := len(c.gaps) + c.zeros; n > 0 && len(c.gaps) > 0 {
+	if c.hist != nil {
+		b.Latency.ITLms, b.Latency.RoundGapMs = c.histSpreads()
+	} else if n := len(c.gaps) + c.zeros; n > 0 && len(c.gaps) > 0 {
 		b.Latency.ITLms = Spread{
 			Mean: ptr(c.gapSum / float64(n)),
 			P50:  ptr(nearestRankZeros(c.gaps, c.zeros, 50)),
@@ -384,6 +455,7 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	if c.tpcN > 0 {
 		b.Latency.TokensPerChunkMean = ptr(c.tpcSum / float64(c.tpcN))
 	}
+	b.Latency.DecodeUnmeasured = c.decodeUnmeasured
 	if len(c.prefill) > 0 {
 		pf := sortedCopy(c.prefill)
 		b.Latency.PrefillTPS = MeanP50{

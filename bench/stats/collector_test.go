@@ -2,7 +2,10 @@ package stats
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"runtime"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -167,7 +170,7 @@ func TestEmptyBlocks(t *testing.T) {
 	}
 	want := `{"results":{"total_requests":0,"successful_requests":0,"failed_requests":0,"elapsed_time":0,"mean_ttft_ms":null,"mean_decode_speed":null,"mean_request_latency_ms":null,"input_throughput":0,"output_throughput":0,"total_input_tokens":0,"total_output_tokens":0,"p50_ttft_ms":null,"p90_ttft_ms":null,"p99_ttft_ms":null,"p50_decode_speed":null,"p90_decode_speed":null,"p99_decode_speed":null,"p50_request_latency_ms":null,"p90_request_latency_ms":null,"p99_request_latency_ms":null},` +
 		`"cache":{"cold":0,"reused":0,"unverified":0,"unverified_reasons":{},"prompt_tokens":0,"cached_tokens":0,"hit_ratio":null},` +
-		`"latency":{"itl_ms":{"mean":null,"p50":null,"p95":null},"round_gap_ms":{"mean":null,"p50":null,"p95":null},"tokens_per_chunk_mean":null,"prefill_tps":{"mean":null,"p50":null},"aggregate_prefill_tps":null},` +
+		`"latency":{"itl_ms":{"mean":null,"p50":null,"p95":null},"round_gap_ms":{"mean":null,"p50":null,"p95":null},"tokens_per_chunk_mean":null,"prefill_tps":{"mean":null,"p50":null},"aggregate_prefill_tps":null,"decode_unmeasured":0},` +
 		`"client":{"cpu_seconds":0,"max_dispatch_lag_ms":null,"p99_dispatch_lag_ms":null,"retries":0,"sched_latency_p99_ms":null,"machine_cpu_busy_max":null,"overloaded":false,"overload_reasons":[]}}`
 	if string(j) != want {
 		t.Errorf("empty blocks\n got %s\nwant %s", j, want)
@@ -517,5 +520,122 @@ func TestSnapshotFailedAreNotUnverified(t *testing.T) {
 	}
 	if got := c.Final(ClientInfo{}).Cache; got.Unverified != 3 || got.UnverifiedReasons["error"] != 1 {
 		t.Fatalf("cache block unverified %d reasons %v; want 3 with one error", got.Unverified, got.UnverifiedReasons)
+	}
+}
+
+// Counts near 2^62 (a line edited by hand, or an engine's, had the sender
+// kept it) never reach a sum: totals, throughputs and the hit ratio stay
+// what the valid requests make them.
+func TestCountsNeverOverflow(t *testing.T) {
+	c := New()
+	for i, p := range []int{1 << 62, 1 << 62, 100, math.MaxInt, -5} {
+		r := cold(res(fmt.Sprint("r", i), float64(i)/10, 0.05, 1), p)
+		r.CachedTokens = iptr(p)
+		if p == 100 {
+			r.CachedTokens = iptr(40)
+		}
+		r.CompletionTokens, r.Chunks = iptr(p), 10
+		c.Add(r)
+	}
+	res := c.Final(ClientInfo{})
+	// The valid request: 100 in, 100 out; the others count their 10
+	// chunks as output (LMCache's rule without a completion count).
+	if res.Results.TotalInputTokens != 100 || res.Results.TotalOutputTokens != 140 {
+		t.Errorf("totals %d in, %d out", res.Results.TotalInputTokens, res.Results.TotalOutputTokens)
+	}
+	if res.Results.InputThroughput <= 0 || res.Results.OutputThroughput <= 0 || res.Results.OutputThroughput > 1000 {
+		t.Errorf("throughputs %v in, %v out", res.Results.InputThroughput, res.Results.OutputThroughput)
+	}
+	if res.Cache.PromptTokens != 100 || res.Cache.CachedTokens != 40 || !approxp(res.Cache.HitRatio, 0.4) {
+		t.Errorf("cache %d/%d ratio %v", res.Cache.PromptTokens, res.Cache.CachedTokens, deref(res.Cache.HitRatio))
+	}
+	s := c.Snapshot()
+	if s.InputTokens != 100 || s.OutputTokens != 140 || !approxp(s.HitRatio, 0.4) {
+		t.Errorf("snapshot %d in, %d out, ratio %v", s.InputTokens, s.OutputTokens, deref(s.HitRatio))
+	}
+	// Sums saturate instead of wrapping.
+	if got := addCount(math.MaxInt-5, sender.MaxCount); got != math.MaxInt {
+		t.Errorf("addCount saturates at %d", got)
+	}
+	if got := addCount(3, 4); got != 7 {
+		t.Errorf("addCount(3, 4) = %d", got)
+	}
+}
+
+// Requests whose output arrived in one read are counted, and left out of
+// the decode figures (the sender left their decode speed null).
+func TestDecodeUnmeasuredCounted(t *testing.T) {
+	c := New()
+	for i, dec := range []float64{90, 100, 110} {
+		r := res(fmt.Sprint("m", i), 0, 0.1, 1)
+		r.DecodeSpeed = fptr(dec)
+		c.Add(r)
+	}
+	for i := range 2 {
+		r := res(fmt.Sprint("o", i), 0, 0.1, 0.1)
+		r.DecodeUnmeasured = sptr(sender.DecodeOneRead)
+		c.Add(r)
+	}
+	w := res("w", 0, 0.1, 0.1) // warmups are not counted
+	w.Phase, w.DecodeUnmeasured = sender.PhaseWarmup, sptr(sender.DecodeOneRead)
+	c.Add(w)
+	b := c.Final(ClientInfo{})
+	if b.Latency.DecodeUnmeasured != 2 {
+		t.Errorf("decode_unmeasured = %d, want 2", b.Latency.DecodeUnmeasured)
+	}
+	if !approxp(b.Results.MeanDecodeSpeed, 100) || !approxp(b.Results.P50DecodeSpeed, 100) {
+		t.Errorf("decode mean %v p50 %v, want 100", deref(b.Results.MeanDecodeSpeed), deref(b.Results.P50DecodeSpeed))
+	}
+}
+
+// A stream too long for exact gaps brings a histogram; the pooled figures
+// then come from one histogram of every gap, within 1/128 of the exact
+// ones, and the means stay exact.
+func TestPooledITLWithHistogram(t *testing.T) {
+	c := New()
+	a := res("a", 0, 0.5, 1)
+	a.RoundGapsMs, a.Chunks, a.CompletionTokens = []float64{10, 20, 30}, 4, iptr(10) // 6 zeros
+	c.Add(a)
+	h := new(sender.GapHistogram)
+	var exact []float64
+	for k := range 1000 {
+		g := float64(1 + k%50) // ms
+		h.Add(time.Duration(g * float64(time.Millisecond)))
+		exact = append(exact, g)
+	}
+	b := res("b", 0, 0.5, 1)
+	b.RoundGapHist, b.Chunks, b.CompletionTokens = h, 1001, iptr(1501) // 500 zeros
+	c.Add(b)
+	l := c.Final(ClientInfo{}).Latency
+
+	exact = append(exact, 10, 20, 30)
+	sort.Float64s(exact)
+	zeros := 506
+	sum := 0.0
+	for _, g := range exact {
+		sum += g
+	}
+	near := func(name string, got *float64, want float64) {
+		t.Helper()
+		if got == nil || *got < want*(1-1.0/128) || *got > want*(1+1.0/128) {
+			t.Errorf("%s = %v, want %v (within 1/128)", name, deref(got), want)
+		}
+	}
+	if !approxp(l.ITLms.Mean, sum/float64(len(exact)+zeros)) || !approxp(l.RoundGapMs.Mean, sum/float64(len(exact))) {
+		t.Errorf("means %v %v, want %v %v", deref(l.ITLms.Mean), deref(l.RoundGapMs.Mean), sum/float64(len(exact)+zeros), sum/float64(len(exact)))
+	}
+	near("itl p95", l.ITLms.P95, NearestRankZeros(exact, zeros, 95))
+	near("round gap p50", l.RoundGapMs.P50, NearestRank(exact, 50))
+	near("round gap p95", l.RoundGapMs.P95, NearestRank(exact, 95))
+	if want := NearestRankZeros(exact, zeros, 50); want == 0 {
+		if l.ITLms.P50 == nil || *l.ITLms.P50 != 0 {
+			t.Errorf("itl p50 = %v, want 0", deref(l.ITLms.P50))
+		}
+	} else {
+		near("itl p50", l.ITLms.P50, want)
+	}
+	// Final can be called again with the same figures.
+	if l2 := c.Final(ClientInfo{}).Latency; !approxp(l2.RoundGapMs.P95, *l.RoundGapMs.P95) {
+		t.Errorf("second Final: %v, first %v", deref(l2.RoundGapMs.P95), *l.RoundGapMs.P95)
 	}
 }

@@ -35,6 +35,11 @@
 // all measured requests, failures included, and both throughputs divide by
 // it.
 //
+// Counts: a token count outside [0, sender.MaxCount] (2^40) counts as
+// none (the sender never keeps one; a line edited by hand may hold one),
+// and every total adds with saturation, so no sum, throughput or ratio
+// can overflow or turn negative.
+//
 // Cache details: cold, reused and unverified count every measured request
 // (a failure is unverified); a state other than cold or reused counts as
 // unverified, under its unverified_reason or "unknown". prompt_tokens and
@@ -45,7 +50,13 @@
 // pooled ITL is every request's round gaps plus tokens - chunks zeros per
 // request; the gaps come from Result.RoundGapsMs, so the runner sets
 // Request.KeepGaps on measured requests. Gaps are kept as float32 and the
-// zeros only counted. aggregate_prefill_tps in Final treats the whole
+// zeros only counted. A stream of more than 16384 chunks brings its gaps
+// as a sender.GapHistogram (Result.RoundGapHist) instead: once one has,
+// the pooled percentiles come from one histogram of every gap (within
+// 1/128 of the exact ones; the means stay exact). decode_unmeasured
+// counts the successful measured requests whose output arrived in one
+// read (Result.DecodeUnmeasured); the sender left their decode speed and
+// ITL null, so they are in no decode or ITL figure. aggregate_prefill_tps in Final treats the whole
 // measured phase as requests "sent together": that holds only for
 // workloads that send everything at once (random-prefill, a concurrent
 // group); for other workloads the runner replaces it, e.g. with

@@ -197,7 +197,9 @@ func (f *figures) add(r *sender.Result) {
 	if r.Phase == sender.PhaseWarmup && r.CacheState == sender.StateCold {
 		f.warmCold = append(f.warmCold, finite(ttft))
 	}
-	if out := outputTokens(r); out > 1 {
+	// One read delivered the whole reply: no decode interval was measured
+	// (spec/record.md, arrival times).
+	if out := outputTokens(r); out > 1 && r.DecodeUnmeasured == nil {
 		s.tpot = append(s.tpot, finite((lat-ttft)/float64(out-1)))
 	}
 	s.itl = append(s.itl, r.RoundGapsMs...)

@@ -34,11 +34,11 @@ func (a *PrefillAggregate) Add(r *sender.Result) {
 		a.first = s
 	}
 	ft, ok := firstTokenOf(r)
-	if r.CacheState != sender.StateCold || r.PromptTokens == nil || !ok {
+	if r.CacheState != sender.StateCold || r.PromptTokens == nil || !validCount(*r.PromptTokens) || !ok {
 		a.notCold = true
 		return
 	}
-	a.prompt += *r.PromptTokens
+	a.prompt = addCount(a.prompt, *r.PromptTokens)
 	if ft.After(a.lastFirstT) {
 		a.lastFirstT = ft
 	}
