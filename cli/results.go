@@ -39,9 +39,11 @@ func NewResultsCommand() *cobra.Command {
 
 On a terminal this opens the results explorer (one RUN_ID opens that run).
 With --no-interactive, or without a terminal, the runs are printed as a
-table, or with --format json as a JSON array. A run folder without a
-summary (the process crashed or was killed) is listed as incomplete,
-summarised from the requests it recorded. A sweep folder (kvbench sweep)
+table, or with --format json as a JSON array. A run still being written
+(its process holds the folder's lock) is listed as running, in JSON with
+"status": "running"; a run folder without a summary whose process is gone
+(it crashed or was killed) is listed as incomplete. Both are summarised
+from the requests they recorded. A sweep folder (kvbench sweep)
 is one entry: in the table its cells' request totals and what it found,
 in JSON an object with "kind": "sweep".`,
 		Example: `  kvbench results
@@ -132,6 +134,10 @@ type runJSON struct {
 	HitRatio         *float64 `json:"hit_ratio"`
 	Interrupted      bool     `json:"interrupted"`
 	Complete         bool     `json:"complete"`
+	// Status is "running" for a run in progress (its process holds the
+	// folder's lock), absent otherwise: a finished or crashed run has
+	// exactly the keys spec/cli.md lists.
+	Status *string `json:"status,omitempty"`
 	// Shards is the shard count of a merged run (kvbench merge), after
 	// the spec's keys; absent for the run of one process, so an ordinary
 	// run has exactly the keys spec/cli.md lists.
@@ -167,7 +173,17 @@ type sweepJSON struct {
 	FailedRequests int      `json:"failed_requests"`
 	Interrupted    bool     `json:"interrupted"`
 	Complete       bool     `json:"complete"`
+	Status         *string  `json:"status,omitempty"` // "running" while in progress
 	Note           *string  `json:"note,omitempty"`
+}
+
+// runningStatus is the status key of a run or sweep in progress, nil for
+// any other.
+func runningStatus(r *runs.Run) *string {
+	if !r.Running {
+		return nil
+	}
+	return nullable(string(runs.StatusRunning))
 }
 
 func nullable(s string) *string {
@@ -191,7 +207,7 @@ func WriteRunsJSON(w io.Writer, list []runs.Run) error {
 				EngineURL: nullable(r.EngineURL), StartedAt: started, Dimension: nullable(s.Dimension), Search: s.Search,
 				Values: s.Values, Cells: s.Cells, MaxValue: s.MaxValue, GoodputTarget: s.GoodputTarget,
 				TotalRequests: r.TotalRequests, FailedRequests: r.FailedRequests, Interrupted: r.Interrupted,
-				Complete: r.Complete, Note: nullable(r.Note)}
+				Complete: r.Complete, Status: runningStatus(&r), Note: nullable(r.Note)}
 			if j.Values == nil {
 				j.Values = []float64{}
 			}
@@ -202,7 +218,7 @@ func WriteRunsJSON(w io.Writer, list []runs.Run) error {
 			ID: r.ID, Name: nullable(r.Name), Workload: nullable(r.Workload), Model: nullable(r.Model),
 			EngineURL: nullable(r.EngineURL), StartedAt: started, TotalRequests: r.TotalRequests, FailedRequests: r.FailedRequests,
 			MeanTTFTms: r.MeanTTFTms, P99TTFTms: r.P99TTFTms, OutputThroughput: r.OutputThroughput,
-			HitRatio: r.HitRatio, Interrupted: r.Interrupted, Complete: r.Complete,
+			HitRatio: r.HitRatio, Interrupted: r.Interrupted, Complete: r.Complete, Status: runningStatus(&r),
 		}
 		if r.Shards > 0 {
 			j.Shards = &r.Shards

@@ -44,4 +44,5 @@ func TestAppendSurvivesKill(t *testing.T) {
 	if err != nil || n != 3 || corrupt != 0 {
 		t.Errorf("after kill -9: %d results, %d corrupt, %v; want 3", n, corrupt, err)
 	}
+	checkKilledLock(t, runs[0])
 }

@@ -86,6 +86,8 @@ type Writer struct {
 	// spare is a file of disk space held back the same way, so that a
 	// disk filled by requests.jsonl still takes the summary.
 	spare string
+	// lock marks the folder as a run in progress (LockFile) until Close.
+	lock *Lock
 }
 
 // SpareFile holds disk space for the summary in a run folder until the
@@ -201,16 +203,22 @@ func create(outputDir, id string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create run folder %s: %w", dir, err)
 	}
+	// The lock comes before the first record file. It is advisory and
+	// best effort: on a file system that cannot lock, the run goes on and
+	// reads as incomplete until its summary is written.
+	lock, _ := LockDir(dir)
 	f, err := os.OpenFile(filepath.Join(dir, RequestsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o644)
 	if err != nil {
+		lock.Unlock()
 		return nil, fmt.Errorf("create %s: %w", filepath.Join(dir, RequestsFile), err)
 	}
-	w := &Writer{dir: dir, id: id, req: f}
+	w := &Writer{dir: dir, id: id, req: f, lock: lock}
 	for range reservedFDs {
 		r, err := os.Open(os.DevNull)
 		if err != nil {
 			w.release()
 			f.Close()
+			lock.Unlock()
 			return nil, fmt.Errorf("reserve file descriptors for %s: %w", dir, err)
 		}
 		w.reserve = append(w.reserve, r)
@@ -385,8 +393,10 @@ func putLineBuf(b *bytes.Buffer) {
 	}
 }
 
-// Close flushes requests.jsonl to disk and closes it. The CSV and summary
-// can still be written after Close.
+// Close flushes requests.jsonl to disk, closes it and releases the
+// folder's lock: the run is no longer in progress, so the CSV and the
+// summary are written before Close (they can still be written after it,
+// as a reader then sees an incomplete run until they are).
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -404,8 +414,12 @@ func (w *Writer) Close() error {
 		w.spare = ""
 	}
 	serr := f.Sync()
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", f.Name(), err)
+	cerr := f.Close()
+	// A failed unlock leaves the lock to the OS, at exit; the record is whole.
+	w.lock.Unlock()
+	w.lock = nil
+	if cerr != nil {
+		return fmt.Errorf("close %s: %w", f.Name(), cerr)
 	}
 	if serr != nil {
 		return fmt.Errorf("sync %s: %w", f.Name(), serr)

@@ -40,9 +40,13 @@ const (
 	StatusFailed Status = "failed"
 	// StatusInterrupted: the summary is written and marked interrupted.
 	StatusInterrupted Status = "interrupted"
-	// StatusIncomplete: there is no summary (the process crashed, was
-	// killed, or is still running); the figures come from requests.jsonl.
+	// StatusIncomplete: there is no summary and no process holds the
+	// folder's lock (it crashed or was killed); the figures come from
+	// requests.jsonl.
 	StatusIncomplete Status = "incomplete"
+	// StatusRunning: a live process holds the folder's lock
+	// (record.LockFile): the run is still being written.
+	StatusRunning Status = "running"
 )
 
 // Run is one run folder as the explorer lists it.
@@ -68,6 +72,10 @@ type Run struct {
 	Interrupted bool
 	// Complete is false for a folder without a summary.
 	Complete bool
+	// Running is set while a live process holds the folder's lock: the
+	// run is in progress (its figures are those recorded so far), and
+	// the folder is not to be deleted.
+	Running  bool
 	ExitCode int
 	// Corrupt counts the lines of requests.jsonl that were skipped; only
 	// known for a folder summarised from its lines.
@@ -119,6 +127,8 @@ func (r *Run) LoadNote() string {
 // Status is what the explorer shows in its status column.
 func (r *Run) Status() Status {
 	switch {
+	case r.Running:
+		return StatusRunning
 	case !r.Complete:
 		return StatusIncomplete
 	case r.Interrupted:
@@ -234,19 +244,20 @@ func readRecord(dir string) *Run {
 	s, err := record.ReadSummary(dir)
 	if err == nil {
 		r := fromSummary(dir, s)
-		return &r
+		return r.markRunning()
 	}
 	if !isRunDir(dir) {
 		return nil
 	}
 	r, lerr := quickRun(dir)
 	if lerr != nil {
-		return &Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Err: lerr}
+		r = &Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Err: lerr}
+		return r.markRunning()
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		r.Err = err
 	}
-	return r
+	return r.markRunning()
 }
 
 // quickRun is the list's row of a folder without a summary: only the
@@ -458,6 +469,7 @@ func Load(dir string) (*Detail, error) {
 		d.Run.Complete = false
 		d.Run.Corrupt = d.Corrupt
 	}
+	d.Run.markRunning()
 	d.Config = readConfig(dir)
 	d.Run.annotate()
 	return d, nil
@@ -588,10 +600,14 @@ func Resolve(runsDir, idOrPath string) (string, error) {
 }
 
 // Delete removes a run folder. It refuses a directory that is not a run
-// folder, so a wrong path cannot remove anything else.
+// folder, so a wrong path cannot remove anything else, and a run in
+// progress (ErrRunning).
 func Delete(dir string) error {
 	if !isRunDir(dir) {
 		return fmt.Errorf("delete %s: not a run folder", dir)
+	}
+	if err := refuseRunning(dir); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("delete run: %w", err)

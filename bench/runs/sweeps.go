@@ -144,8 +144,9 @@ func ListAll(runsDir string) ([]Run, error) {
 
 // ReadSweep is the row of the sweep folder dir: its name, workload, model
 // and engine (from its first cell), start time, its cells' request
-// totals, and its status (incomplete while it runs or after a crash,
-// interrupted, failed when a cell had a failed request).
+// totals, and its status (running while the sweep holds its folder's
+// lock, incomplete after a crash, interrupted, failed when a cell had a
+// failed request).
 func ReadSweep(dir string) *Run {
 	r := &Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Sweep: &Sweep{}}
 	f, err := readSweepRecord(dir)
@@ -154,7 +155,7 @@ func ReadSweep(dir string) *Run {
 		r.Workload = sweepWorkload(r.ID)
 		r.StartedAt, _ = parseFolderName(r.ID, "")
 		r.annotate()
-		return r
+		return r.markRunning()
 	}
 	s := f.Sweep
 	r.Name = s.Name
@@ -190,7 +191,7 @@ func ReadSweep(dir string) *Run {
 		r.Workload = sweepWorkload(r.ID)
 	}
 	r.annotate()
-	return r
+	return r.markRunning()
 }
 
 // sweepWorkload reads the workload from a sweep folder's name,
@@ -214,6 +215,9 @@ func sweepWorkload(id string) string {
 func DeleteSweep(dir string) error {
 	if !record.IsSweepDir(dir) {
 		return fmt.Errorf("delete %s: not a sweep folder", dir)
+	}
+	if err := refuseRunning(dir); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("delete sweep: %w", err)

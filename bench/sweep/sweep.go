@@ -146,6 +146,7 @@ func Run(ctx context.Context, o Options) (*File, string, int, error) {
 			err, code = werr, 4
 		}
 	}
+	s.lock.Unlock()
 	return f, s.dir, code, err
 }
 
@@ -155,6 +156,9 @@ type sweeper struct {
 	now func() time.Time
 	slo *load.SLO
 	dir string
+	// lock marks the sweep folder as in progress (record.LockFile) from
+	// its creation to the last write of sweep.json.
+	lock *record.Lock
 }
 
 func (s *sweeper) run(ctx context.Context) (int, error) {
@@ -406,6 +410,8 @@ func (s *sweeper) create() error {
 		if err != nil {
 			return fmt.Errorf("--output-dir: %v", err)
 		}
+		// Best effort, as a run's: without it the sweep reads as incomplete.
+		s.lock, _ = record.LockDir(dir)
 		s.dir = dir
 		s.f.Sweep.ID = id
 		s.f.Sweep.StartedAt = started.UTC().Format(time.RFC3339)

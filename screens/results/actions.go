@@ -101,6 +101,28 @@ func confirmDeleteSweep(c *common.Common, r *runs.Run, by common.ID) *dialog.Con
 		deleteCmd(r.Dir, by), explorerKeys(), dialog.Width(10, 64))
 }
 
+// refuseDeleteMany is why the marked rows are not deleted: some are runs
+// or sweeps in progress (nothing is deleted then, so a mark is never
+// dropped half-way); nil when none is.
+func refuseDeleteMany(rows []runs.Run) error {
+	var ids []string
+	for i := range rows {
+		if runs.DeleteRefusal(&rows[i]) != nil {
+			ids = append(ids, rows[i].ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return nil
+	case 1:
+		if len(rows) == 1 {
+			return runs.DeleteRefusal(&rows[0])
+		}
+		return fmt.Errorf("not deleted: the marked %s is still running; unmark it to delete the others", ids[0])
+	}
+	return fmt.Errorf("not deleted: %d marked are still running (%s); unmark them to delete the others", len(ids), strings.Join(ids, ", "))
+}
+
 // confirmDeleteMany asks once before every marked run (and sweep) is
 // removed: how many, and the first few of them.
 func confirmDeleteMany(c *common.Common, rows []runs.Run, by common.ID) *dialog.Confirm {

@@ -276,6 +276,11 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return d.req.setFilter(d, runs.Filters[(int(d.req.filter)+step)%len(runs.Filters)])
 	case key.Matches(msg, k.Delete):
+		if d.det != nil {
+			if err := runs.DeleteRefusal(&d.det.Run); err != nil {
+				return common.Failure(err)
+			}
+		}
 		return common.Push(confirmDelete(d.c, shortID(d.dir), d.dir, d.id))
 	case key.Matches(msg, k.Export):
 		return common.Push(NewExport(d.c, d.dir))

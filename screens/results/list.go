@@ -543,6 +543,9 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 	r := l.selected()
 	switch {
 	case key.Matches(msg, k.Delete) && len(l.marks) > 0:
+		if err := refuseDeleteMany(l.markedRows()); err != nil {
+			return l.fail(err)
+		}
 		return common.Push(confirmDeleteMany(l.c, l.markedRows(), l.id))
 	case key.Matches(msg, k.Compare):
 		a, b, ok := l.pair(r)
@@ -592,6 +595,9 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		l.scroll(1)
 		return nil
 	case key.Matches(msg, k.Delete):
+		if err := runs.DeleteRefusal(r); err != nil {
+			return l.fail(err)
+		}
 		if r.Sweep != nil {
 			return common.Push(confirmDeleteSweep(l.c, r, l.id))
 		}

@@ -140,7 +140,30 @@ func Write(tb testing.TB, runsDir string, s Spec) string {
 	return dir
 }
 
+// Start writes the run of s as a run in progress: its folder, config.json
+// and requests, with the writer left open, holding the folder's lock.
+// Closing the writer ends it without a summary (a crashed run's folder).
+// The writer is closed at the end of the test.
+func Start(tb testing.TB, runsDir string, s Spec) *record.Writer {
+	tb.Helper()
+	w, _, _, err := begin(runsDir, &s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { w.Close() })
+	return w
+}
+
 func write(runsDir string, s Spec) (string, error) {
+	w, c, cfg, err := begin(runsDir, &s)
+	if err != nil {
+		return "", err
+	}
+	return finish(w, c, cfg, s)
+}
+
+// begin creates the run folder of s with its config.json and requests.
+func begin(runsDir string, s *Spec) (*record.Writer, *stats.Collector, *config.Config, error) {
 	s.Workload = orStr(s.Workload, config.LongDocQA)
 	s.Model = orStr(s.Model, "sim-model")
 	s.EngineURL = orStr(s.EngineURL, "http://127.0.0.1:8000/v1")
@@ -155,29 +178,29 @@ func write(runsDir string, s Spec) (string, error) {
 		w, err = record.Create(runsDir, s.Workload, s.Name, s.Started)
 	}
 	if err != nil {
-		return "", err
+		return nil, nil, nil, err
 	}
 	cfg := config.Default()
 	if err := cfg.Set("workload", s.Workload); err != nil {
-		return "", err
+		return nil, nil, nil, err
 	}
 	if err := cfg.Set("model", s.Model); err != nil {
-		return "", err
+		return nil, nil, nil, err
 	}
 	for k, v := range s.Config {
 		if err := cfg.Set(k, v); err != nil {
-			return "", err
+			return nil, nil, nil, err
 		}
 	}
 	if err := w.WriteConfig(rawJSON(cfg.ExportJSON())); err != nil {
-		return "", err
+		return nil, nil, nil, err
 	}
 	c := stats.New()
 	for i := range s.Warmup {
 		r := s.Result(i, sender.PhaseWarmup)
 		c.Add(r)
 		if err := w.Append(r); err != nil {
-			return "", err
+			return nil, nil, nil, err
 		}
 	}
 	for i := range s.Requests {
@@ -185,9 +208,15 @@ func write(runsDir string, s Spec) (string, error) {
 		r.RequestID = fmt.Sprintf("req-%d", i)
 		c.Add(r)
 		if err := w.Append(r); err != nil {
-			return "", err
+			return nil, nil, nil, err
 		}
 	}
+	return w, c, cfg, nil
+}
+
+// finish ends the run begun: closes requests.jsonl, adds the torn line and
+// the summary s asks for.
+func finish(w *record.Writer, c *stats.Collector, cfg *config.Config, s Spec) (string, error) {
 	if err := w.Close(); err != nil {
 		return "", err
 	}
