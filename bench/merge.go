@@ -433,6 +433,10 @@ func readShardFolder(dir string) (*shardFolder, []byte, error) {
 	if !fi.IsDir() {
 		return nil, nil, fmt.Errorf("%s is not a run folder", dir)
 	}
+	if record.Locked(dir) {
+		// Its lines are still being written: a merge now would miss them.
+		return nil, nil, fmt.Errorf("%s is still running (its folder is locked until the shard ends)", dir)
+	}
 	raw, err := record.ReadRegular(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s is not a shard folder: %v", dir, err)

@@ -272,3 +272,24 @@ func TestMergeReadsTornShards(t *testing.T) {
 		t.Fatalf("want a warning for the torn line and one for the missing summary, and the run marked interrupted: %q, %+v", warnings, m.Summary.Run)
 	}
 }
+
+// A shard still being written (its folder locked) is not merged: the
+// lines it has yet to write would be missing from the merged run.
+func TestMergeRefusesARunningShard(t *testing.T) {
+	_, shards := shardSet(t)
+	lock, err := record.LockDir(shards[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	_, err = Merge(MergeOptions{Dirs: shards, OutputDir: out})
+	if !IsUsage(err) || !strings.Contains(err.Error(), "is still running") {
+		t.Fatalf("a running shard: %v", err)
+	}
+	if err := lock.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Merge(MergeOptions{Dirs: shards, OutputDir: out}); err != nil {
+		t.Fatalf("once it ended: %v", err)
+	}
+}

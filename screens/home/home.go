@@ -34,6 +34,8 @@ type Run struct {
 	HitRatio                *float64
 	OK, Failed              int
 	Complete, Interrupted   bool
+	// Running: a live process is still writing the run.
+	Running bool
 }
 
 type itemKind int
@@ -131,7 +133,7 @@ func RecentFrom(runsDir string, n int) ([]Run, error) {
 	}
 	var out []Run
 	for _, r := range list {
-		row := Run{ID: r.ID, Dir: r.Dir, Workload: r.Workload, Complete: r.Complete}
+		row := Run{ID: r.ID, Dir: r.Dir, Workload: r.Workload, Complete: r.Complete, Running: r.Running}
 		if r.Complete {
 			row.Name, row.Started, row.Interrupted = r.Name, r.StartedAt, r.Interrupted
 			row.MeanTTFTms, row.HitRatio = r.MeanTTFTms, r.HitRatio
@@ -374,6 +376,9 @@ func (m *Model) runLine(r Run, selected bool) string {
 	}
 	wl = ansi.Truncate(wl, 20, "…")
 	started, wl = pad(started, 16), pad(wl, 20)
+	if r.Running {
+		return st.Muted.Render(started + "  " + wl + " running")
+	}
 	if !r.Complete {
 		return st.Warn.Render(started + "  " + wl + " incomplete (no summary)")
 	}

@@ -3,6 +3,7 @@ package home
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,3 +71,28 @@ func TestRecentRuns(t *testing.T) {
 }
 
 func ptrTo(v float64) *float64 { return &v }
+
+// A run still being written is `running` on the home screen, not
+// `incomplete`; once its writer has closed it is incomplete.
+func TestRecentRunRunning(t *testing.T) {
+	dir := t.TempDir()
+	w, err := record.Create(dir, config.LongDocQA, "", time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := RecentFrom(dir, RecentRuns)
+	if err != nil || len(list) != 1 || !list[0].Running {
+		t.Fatalf("while written: %+v, %v", list, err)
+	}
+	m := New(testCommon(100, 30))
+	if line := m.runLine(list[0], false); !strings.Contains(line, "running") || strings.Contains(line, "incomplete") {
+		t.Errorf("line %q", line)
+	}
+	w.Close()
+	if list, _ = RecentFrom(dir, RecentRuns); list[0].Running {
+		t.Errorf("after Close: still running")
+	}
+	if line := m.runLine(list[0], false); !strings.Contains(line, "incomplete") {
+		t.Errorf("after Close: line %q", line)
+	}
+}
