@@ -74,6 +74,9 @@ func newModel(c *common.Common, first common.Screen) *model {
 	h.Styles.FullDesc = c.Styles.Help
 	h.Styles.FullSeparator = c.Styles.Help
 	h.Styles.Ellipsis = c.Styles.Help
+	if c.Preparations == nil {
+		c.Preparations = &common.Preparations{}
+	}
 	return &model{
 		common: c,
 		stack:  []common.Screen{first},
@@ -83,6 +86,36 @@ func newModel(c *common.Common, first common.Screen) *model {
 }
 
 func (m *model) top() common.Screen { return m.stack[len(m.stack)-1] }
+
+// leave gives up what a screen leaving the stack asked for: a run being
+// prepared for it is cancelled.
+func (m *model) leave(s common.Screen) {
+	if o, ok := s.(common.Owner); ok {
+		m.common.Preparations.Cancel(o.ID())
+	}
+}
+
+// owned reports whether a screen on the stack is id.
+func (m *model) owned(id common.ID) bool {
+	for _, s := range m.stack {
+		if o, ok := s.(common.Owner); ok && o.ID() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// prepared takes a prepared run whose screen is gone: it will never run,
+// so its engine stops and its empty folder goes.
+func (m *model) prepared(msg run.PreparedMsg) {
+	m.common.Preparations.Done(msg.To)
+	if m.owned(msg.To) || msg.Runner == nil {
+		return
+	}
+	if err := msg.Runner.Discard(); err != nil {
+		m.common.Logger.Warn("discard a prepared run", "err", err)
+	}
+}
 
 func (m *model) Init() tea.Cmd { return m.top().Init() }
 
@@ -161,7 +194,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case common.QuitMsg:
 		m.code = msg.Code
 		m.quitting = true
+		m.common.Preparations.CancelAll()
 		return m, tea.Quit
+
+	case run.PreparedMsg:
+		m.prepared(msg)
 
 	case run.StartedMsg:
 		m.sessions = append(m.sessions, msg.Session)
@@ -215,6 +252,7 @@ func (m *model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case key.Matches(msg, m.keys.Quit):
 		m.quitting = true
+		m.common.Preparations.CancelAll()
 		if !m.ranOnce {
 			m.code = 130
 		}
@@ -261,6 +299,7 @@ func (m *model) replace(s common.Screen) (tea.Model, tea.Cmd) {
 	if s == nil {
 		return m, nil
 	}
+	m.leave(m.top())
 	m.stack[len(m.stack)-1] = s
 	m.logScreen("replace", s)
 	m.status, m.statusErr = "", false
@@ -271,11 +310,13 @@ func (m *model) replace(s common.Screen) (tea.Model, tea.Cmd) {
 func (m *model) pop() (tea.Model, tea.Cmd) {
 	if len(m.stack) <= 1 {
 		m.quitting = true
+		m.common.Preparations.CancelAll()
 		if !m.ranOnce {
 			m.code = m.noRunCode
 		}
 		return m, tea.Quit
 	}
+	m.leave(m.top())
 	m.stack = m.stack[:len(m.stack)-1]
 	m.logScreen("pop", m.top())
 	m.status, m.statusErr = "", false

@@ -30,7 +30,7 @@ func TestHeadlineOfALongDocQARun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := New(&Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 10000})
+	r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}

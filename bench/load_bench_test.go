@@ -39,7 +39,7 @@ func BenchmarkScheduleLag(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		r, err := New(&Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 1000})
+		r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 1000})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func loadRun(t *testing.T, url string, set map[string]any) (*record.Summary, []m
 		}
 	}
 	p := &Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 1000}
-	r, err := New(p)
+	r, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

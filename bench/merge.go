@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"container/heap"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,7 +128,8 @@ func Merge(o MergeOptions) (*Merged, error) {
 	// from the record, it opens no file the config names (a trace) and
 	// asks no engine. What the lines do not hold comes from the shards'
 	// workload blocks, before the lines.
-	wl, werr := workload.New(workload.Params{
+	// Built from the record: nothing to wait for, so no deadline.
+	wl, werr := workload.New(context.Background(), workload.Params{
 		Config: cfg, TokensPerGB: cfg.Int("tokens_per_gb_kvcache"), Seed: int64(cfg.Int("seed")),
 		Endpoint: sender.Endpoint(cfg.String("endpoint")), FromRecord: true,
 	})

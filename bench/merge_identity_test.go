@@ -188,7 +188,7 @@ func runTrace(t *testing.T, url, trace, out, shard string) string {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(&Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 10000})
+	r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func runConfigKey(t *testing.T, out, shard, key string) string {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(&Prepared{Config: cfg, EngineURL: testEngine(t), TokensPerGB: 1000})
+	r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: testEngine(t), TokensPerGB: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,12 +58,14 @@ func busyMachine(n int, enough chan struct{}) overload.Probe {
 // warning) and lands in the summary's client block with its reason.
 func TestOverloadReachesSummaryAndLiveWarning(t *testing.T) {
 	enough := make(chan struct{})
-	workload.Register("wait", func(workload.Params) (workload.Workload, error) { return &waitWorkload{enough: enough}, nil })
+	workload.Register("wait", func(context.Context, workload.Params) (workload.Workload, error) {
+		return &waitWorkload{enough: enough}, nil
+	})
 	cfg := config.Default()
 	cfg.Set("workload", "wait")
 	cfg.Set("model", "m")
 	cfg.Set("output_dir", t.TempDir())
-	r, err := New(&Prepared{Config: cfg, EngineURL: testEngine(t)})
+	r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

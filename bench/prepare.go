@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvbench/kvbench/bench/load"
@@ -96,11 +97,20 @@ func (p *Prepared) extraBody() (map[string]any, error) {
 	return config.ParseObject(s)
 }
 
+// builtinsRunning counts the built-in engines that preparations started
+// and have not closed.
+var builtinsRunning atomic.Int64
+
+// BuiltinsRunning is how many built-in engines prepared runs hold open
+// (a prepared run that is never run nor closed leaves one behind).
+func BuiltinsRunning() int64 { return builtinsRunning.Load() }
+
 // Close stops the built-in engine, if one was started.
 func (p *Prepared) Close() {
 	if p.builtin != nil {
 		p.builtin.Close()
 		p.builtin = nil
+		builtinsRunning.Add(-1)
 	}
 }
 
@@ -142,6 +152,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 			return nil, err
 		}
 		p.builtin = run
+		builtinsRunning.Add(1)
 		raw = run.URL()
 		// Size the workload to the cache the built-in engine really has,
 		// unless a budget was given: the run then takes seconds, not the

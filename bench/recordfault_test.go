@@ -38,12 +38,12 @@ func (w *serialWorkload) Run(ctx context.Context, env workload.Env) error {
 // and the summary counts exactly the lines on disk.
 func TestFailedRecordWriteStopsDispatch(t *testing.T) {
 	wl := &serialWorkload{n: 100}
-	workload.Register("serial", func(workload.Params) (workload.Workload, error) { return wl, nil })
+	workload.Register("serial", func(context.Context, workload.Params) (workload.Workload, error) { return wl, nil })
 	cfg := config.Default()
 	cfg.Set("workload", "serial")
 	cfg.Set("model", "m")
 	cfg.Set("output_dir", t.TempDir())
-	r, err := New(&Prepared{Config: cfg, EngineURL: testEngine(t)})
+	r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,8 +176,10 @@ type Runner struct {
 // preflight (*EngineError), drops the engine's prefix cache when
 // --reset-cache asks (an *EngineError when nothing answered), creates the
 // run folder and writes config.json. No benchmark request is sent yet.
-func New(p *Prepared) (*Runner, error) {
-	wl, err := workload.New(workload.Params{
+// ctx bounds the building (the workload's questions to the engine, the
+// cache reset); once it is done New creates nothing.
+func New(ctx context.Context, p *Prepared) (*Runner, error) {
+	wl, err := workload.New(ctx, workload.Params{
 		Config:      p.Config,
 		TokensPerGB: p.TokensPerGB,
 		Seed:        int64(p.Config.Int("seed")),
@@ -203,7 +205,7 @@ func New(p *Prepared) (*Runner, error) {
 	}
 	var cacheReset *string
 	if p.Config.Bool("reset_cache") {
-		ep, err := ResetCache(context.Background(), ResetOptions{BaseURL: p.EngineURL, APIKey: p.apiKey, UserInfo: p.user})
+		ep, err := ResetCache(ctx, ResetOptions{BaseURL: p.EngineURL, APIKey: p.apiKey, UserInfo: p.user})
 		if err != nil {
 			return nil, err
 		}
@@ -226,6 +228,11 @@ func New(p *Prepared) (*Runner, error) {
 	folderName := p.Config.String("name")
 	if sh := p.Config.Shard(); sh.Sharded() {
 		folderName = strings.TrimPrefix(fmt.Sprintf("%s-shard-%d-of-%d", record.Sanitize(folderName), sh.Index, sh.Count), "-")
+	}
+	if err := ctx.Err(); err != nil {
+		// The asker gave up (Back while preparing): no folder for a run
+		// that will never be run.
+		return nil, err
 	}
 	var rec *record.Writer
 	if p.RunFolder != "" {
@@ -951,4 +958,25 @@ func (e *expectedHits) ratios() (unbounded, lru *float64) {
 		lru = &l
 	}
 	return &u, lru
+}
+
+// Discard gives up a runner that was prepared but will never run (its
+// screen went away while it was being prepared): the built-in engine
+// stops, connections close, and the run folder, which holds nothing
+// measured, is removed.
+func (r *Runner) Discard() error {
+	r.client.Close()
+	r.prep.Close()
+	if r.metricsFile != nil {
+		r.metricsFile.Close()
+	}
+	dir := r.rec.Dir()
+	if err := r.rec.Close(); err != nil {
+		return fmt.Errorf("discard run %s: %w", r.rec.ID(), err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("discard run %s: %w", r.rec.ID(), err)
+	}
+	r.log.Info("prepared run discarded: its screen went away", "run", r.rec.ID())
+	return nil
 }

@@ -50,13 +50,15 @@ func testEngine(t *testing.T) string {
 func runLate(t *testing.T, held bool) []string {
 	t.Helper()
 	name := fmt.Sprintf("late-%v", held)
-	workload.Register(name, func(workload.Params) (workload.Workload, error) { return &lateWorkload{held: held}, nil })
+	workload.Register(name, func(context.Context, workload.Params) (workload.Workload, error) {
+		return &lateWorkload{held: held}, nil
+	})
 	cfg := config.Default()
 	cfg.Set("workload", name)
 	cfg.Set("model", "m")
 	cfg.Set("output_dir", t.TempDir())
 	cfg.Set("no_csv", true)
-	r, err := New(&Prepared{Config: cfg, EngineURL: testEngine(t)})
+	r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

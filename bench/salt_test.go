@@ -159,7 +159,7 @@ func TestShardedRerunsSaltByRunKey(t *testing.T) {
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		r, err := New(&Prepared{Config: cfg, EngineURL: url})
+		r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: url})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func TestShardWithStartAt(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(&Prepared{Config: cfg, EngineURL: testEngine(t)})
+	r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 		fmt.Fprintf(stderr, "kvbench: config written to %s\n", exportFile)
 		return nil
 	}
-	r, err := bench.New(p)
+	r, err := bench.New(ctx, p)
 	if err != nil {
 		p.Close()
 		if bench.IsUsage(err) {

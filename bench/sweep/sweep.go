@@ -344,7 +344,7 @@ func (s *sweeper) cell(ctx context.Context, i int, v float64) (Cell, error) {
 		return Cell{}, err
 	}
 	p.RunFolder = fmt.Sprintf("%02d-%s-%s", i+1, s.o.Dimension, Format(v))
-	r, err := bench.New(p)
+	r, err := bench.New(ctx, p)
 	if err != nil {
 		p.Close()
 		return Cell{}, err

@@ -127,7 +127,7 @@ type CacheProbe struct {
 	phases  []string
 }
 
-func newCacheProbe(p Params) (Workload, error) {
+func newCacheProbe(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &CacheProbe{
 		p:            p,

@@ -34,7 +34,7 @@ func TestCacheProbePromptFileErrors(t *testing.T) {
 	os.WriteFile(empty, []byte(`[]`), 0o644)
 	for _, path := range []string{bad, empty, filepath.Join(dir, "missing.json")} {
 		p := mkParams(t, config.CacheProbe, 0, map[string]any{"cp_prompt_file": path})
-		_, err := New(p)
+		_, err := New(context.Background(), p)
 		if err == nil || !strings.Contains(err.Error(), "--cp-prompt-file "+path+":") {
 			t.Errorf("%s: error %v must name the flag and the file", filepath.Base(path), err)
 		}
@@ -74,7 +74,7 @@ func TestCacheProbeRunQualified(t *testing.T) {
 		"cp_prompt_file": file, "cp_repeats": 2, "cp_streams": 3, "cp_tokens": 9,
 		"cp_expected_prompt_tokens": 3, "cp_require_cold": true, "cp_require_reuse": true,
 	})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestCacheProbeRunQualified(t *testing.T) {
 
 func TestCacheProbeDefaultPrompt(t *testing.T) {
 	p := mkParams(t, config.CacheProbe, 0, map[string]any{"cp_repeats": 0, "cp_streams": 1})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

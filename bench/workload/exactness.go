@@ -163,7 +163,7 @@ type ConcurrentExactness struct {
 	cells []*ceCell
 }
 
-func newConcurrentExactness(p Params) (Workload, error) {
+func newConcurrentExactness(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &ConcurrentExactness{
 		p:           p,

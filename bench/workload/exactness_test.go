@@ -58,15 +58,15 @@ func TestCEValidation(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.json")
 	os.WriteFile(file, []byte(`[{"name": "a", "kind": "poem", "prompt": "x"}]`), 0o644)
-	_, err := New(mkParams(t, config.ConcurrentExactness, 0, map[string]any{"ce_prompts": file}))
+	_, err := New(context.Background(), mkParams(t, config.ConcurrentExactness, 0, map[string]any{"ce_prompts": file}))
 	if err == nil || !strings.Contains(err.Error(), "--ce-prompts "+file+": item 0 (a): kind") {
 		t.Fatalf("bad prompts file: %v", err)
 	}
-	_, err = New(mkParams(t, config.ConcurrentExactness, 0, map[string]any{"ce_levels": []int{}}))
+	_, err = New(context.Background(), mkParams(t, config.ConcurrentExactness, 0, map[string]any{"ce_levels": []int{}}))
 	if err == nil || !strings.Contains(err.Error(), "--ce-levels") {
 		t.Fatalf("no levels: %v", err)
 	}
-	_, err = New(mkParams(t, config.ConcurrentExactness, 0, map[string]any{"ce_reference_extra_body": "[1]"}))
+	_, err = New(context.Background(), mkParams(t, config.ConcurrentExactness, 0, map[string]any{"ce_reference_extra_body": "[1]"}))
 	if err == nil || !strings.Contains(err.Error(), "--ce-reference-extra-body") {
 		t.Fatalf("bad extra body: %v", err)
 	}
@@ -102,7 +102,7 @@ func TestCERunAgainstAlone(t *testing.T) {
 	p := mkParams(t, config.ConcurrentExactness, 0, map[string]any{
 		"ce_prompts": file, "ce_levels": []int{1, 4}, "ce_alone": true, "ce_reference_extra_body": `{"draft": false}`, "ce_tokens": 5,
 	})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestCERunAgainstAlone(t *testing.T) {
 
 func TestCEFirstReplyReference(t *testing.T) {
 	p := mkParams(t, config.ConcurrentExactness, 0, map[string]any{"ce_levels": []int{4, 2}, "ce_reps": 2, "ce_temperature": 0.7})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func expectSim(t *testing.T, p Params, sc func(*sim.Config), reset string) *reco
 func expectAt(t *testing.T, p Params, url, reset string) *record.Expectation {
 	t.Helper()
 	p.Engine = &Engine{BaseURL: url + "/v1", Model: "kvbench-sim"}
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 func TestTraceReplayFromRecord(t *testing.T) {
 	p := mkParams(t, config.TraceReplay, 0, map[string]any{"tr_file": "/nonexistent/trace.jsonl"})
 	p.FromRecord = true
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatalf("a replay rebuilt from its record must not read its trace: %v", err)
 	}
@@ -67,7 +68,7 @@ func TestTraceReplayFromRecord(t *testing.T) {
 
 	b := mkParams(t, config.TraceReplay, 0, map[string]any{"tr_file": "/nonexistent", "tr_format": "bailian"})
 	b.FromRecord = true
-	bw, err := New(b)
+	bw, err := New(context.Background(), b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ type KVTierPressure struct {
 	unjudged         int
 }
 
-func newKVTierPressure(p Params) (Workload, error) {
+func newKVTierPressure(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &KVTierPressure{
 		p:        p,
@@ -161,7 +161,7 @@ func newKVTierPressure(p Params) (Workload, error) {
 	w.docDone = map[int]float64{}
 	// The vocabulary is learned before the run folder exists, so an
 	// engine without a tokenizer stops the run with nothing sent (exit 3).
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if w.vocab, err = p.vocabulary(ctx, KVTierVocabSize, p.Seed); err != nil {
 		return nil, err

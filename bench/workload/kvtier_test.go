@@ -199,7 +199,7 @@ func TestKVTierRun(t *testing.T) {
 		})
 		p.Tokenize = fakeTokenize
 		p.Lookups = lookups
-		wl, err := New(p)
+		wl, err := New(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,7 +108,7 @@ func runKVBench(t *testing.T, args []string) int {
 	if err != nil {
 		t.Fatalf("prepare: %v", err)
 	}
-	r, err := bench.New(p)
+	r, err := bench.New(context.Background(), p)
 	if err != nil {
 		t.Fatalf("new run: %v", err)
 	}

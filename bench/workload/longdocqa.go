@@ -47,7 +47,7 @@ type LongDocQA struct {
 	unjudged int // questions sent before any request on their document finished
 }
 
-func newLongDocQA(p Params) (Workload, error) {
+func newLongDocQA(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &LongDocQA{
 		p:        p,

@@ -110,7 +110,7 @@ type MultiRoundChat struct {
 	maxSet         int         // the most tokens the sessions held
 }
 
-func newMultiRoundChat(p Params) (Workload, error) {
+func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &MultiRoundChat{
 		p:        p,

@@ -120,7 +120,7 @@ func TestMultiRoundChatMessageShapes(t *testing.T) {
 func TestMultiRoundChatArrivals(t *testing.T) {
 	mrc := func(set map[string]any) *MultiRoundChat {
 		t.Helper()
-		wl, err := New(mkParams(t, config.MultiRoundChat, 1000, set))
+		wl, err := New(context.Background(), mkParams(t, config.MultiRoundChat, 1000, set))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestMultiRoundChatArrivals(t *testing.T) {
 	if w := mrc(map[string]any{"burstiness": 0.5}); w.load.Arrival != load.Gamma || w.arrival != load.Gamma {
 		t.Fatalf("--burstiness gave %s / %s", w.load.Arrival, w.arrival)
 	}
-	_, err := New(mkParams(t, config.MultiRoundChat, 1000, map[string]any{"request_rate": "5", "mrc_qps": 4.0}))
+	_, err := New(context.Background(), mkParams(t, config.MultiRoundChat, 1000, map[string]any{"request_rate": "5", "mrc_qps": 4.0}))
 	if err == nil || !strings.Contains(err.Error(), "--request-rate") || !strings.Contains(err.Error(), "--mrc-qps") {
 		t.Fatalf("different --request-rate and --mrc-qps: %v", err)
 	}
@@ -149,11 +149,11 @@ func TestMultiRoundChatArrivals(t *testing.T) {
 
 func TestMultiRoundChatValidation(t *testing.T) {
 	p := mkParams(t, config.MultiRoundChat, 0, nil)
-	if _, err := New(p); err == nil || !strings.Contains(err.Error(), "--tokens-per-gb-kvcache") {
+	if _, err := New(context.Background(), p); err == nil || !strings.Contains(err.Error(), "--tokens-per-gb-kvcache") {
 		t.Fatalf("missing tokens per GB: %v", err)
 	}
 	p = mkParams(t, config.MultiRoundChat, 1000, map[string]any{"mrc_shared_prompt_length": 0, "mrc_chat_history_length": 0})
-	if _, err := New(p); err == nil || !strings.Contains(err.Error(), "--mrc-shared-prompt-length") {
+	if _, err := New(context.Background(), p); err == nil || !strings.Contains(err.Error(), "--mrc-shared-prompt-length") {
 		t.Fatalf("zero session size: %v", err)
 	}
 }
@@ -246,7 +246,7 @@ func TestMultiRoundChatWaitsForBusySession(t *testing.T) {
 		"kv_cache_volume": 1.0, "mrc_shared_prompt_length": 10, "mrc_chat_history_length": 40,
 		"mrc_user_input_length": 2, "mrc_qps": 1000.0, "mrc_duration": 1e6, // never reached in fake time
 	})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestMultiRoundChatStopsAtDuration(t *testing.T) {
 		"kv_cache_volume": 1.0, "mrc_shared_prompt_length": 50, "mrc_chat_history_length": 50,
 		"mrc_qps": 10.0, "mrc_duration": 1.0,
 	})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

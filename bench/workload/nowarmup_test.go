@@ -53,7 +53,7 @@ func TestNoWarmup(t *testing.T) {
 			for k, v := range c.set {
 				set[k] = v
 			}
-			wl, err := New(mkParams(t, c.workload, 1000, set))
+			wl, err := New(context.Background(), mkParams(t, c.workload, 1000, set))
 			if err != nil {
 				t.Fatalf("%s: %v", c.workload, err)
 			}

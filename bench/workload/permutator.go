@@ -220,7 +220,7 @@ type ldpSeen struct {
 	res  sender.Result
 }
 
-func newLongDocPermutator(p Params) (Workload, error) {
+func newLongDocPermutator(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &LongDocPermutator{
 		p:           p,

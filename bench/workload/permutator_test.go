@@ -162,7 +162,7 @@ func TestLongDocPermutatorRun(t *testing.T) {
 		"ldp_num_contexts": 3, "ldp_context_length": 20, "ldp_system_prompt_length": 5,
 		"ldp_num_permutations": 6, "ldp_num_inflight_requests": 2, "ldp_max_output_length": 7,
 	})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestAbsurdPlansAreRefused(t *testing.T) {
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("%s %v must be within the ranges: %v", c.workload, c.set, err)
 		}
-		_, err := New(Params{Config: cfg, TokensPerGB: c.tpg, Seed: 1})
+		_, err := New(context.Background(), Params{Config: cfg, TokensPerGB: c.tpg, Seed: 1})
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s defaults refused: %v", c.workload, err)

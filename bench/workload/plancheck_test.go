@@ -15,7 +15,7 @@ func TestMultiRoundChatPlanWarnings(t *testing.T) {
 	p := mkParams(t, config.MultiRoundChat, 10000, map[string]any{
 		"kv_cache_volume": 8.0, "mrc_chat_history_length": 1000, "mrc_shared_prompt_length": 200, "mrc_duration": 5.0,
 	})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestMultiRoundChatPlanWarnings(t *testing.T) {
 	// of about 12,300 fit and 60 s gives each 10 rounds, so nothing is
 	// said; a short context is named.
 	p = mkParams(t, config.MultiRoundChat, 10000, map[string]any{"kv_cache_volume": 8.0})
-	wl, err = New(p)
+	wl, err = New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestMultiRoundChatPlanWarnings(t *testing.T) {
 }
 
 func TestPromptLongerThanContext(t *testing.T) {
-	wl, err := New(mkParams(t, config.RandomPrefill, 10000, map[string]any{"rp_request_length": 4000}))
+	wl, err := New(context.Background(), mkParams(t, config.RandomPrefill, 10000, map[string]any{"rp_request_length": 4000}))
 	if err != nil {
 		t.Fatal(err)
 	}

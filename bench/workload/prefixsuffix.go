@@ -86,7 +86,7 @@ type PrefixSuffixTuner struct {
 	hits                judge // pass 2: requests that reused their prefix
 }
 
-func newPrefixSuffixTuner(p Params) (Workload, error) {
+func newPrefixSuffixTuner(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &PrefixSuffixTuner{
 		p:       p,

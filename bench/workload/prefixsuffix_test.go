@@ -54,7 +54,7 @@ func TestPrefixSuffixSizing(t *testing.T) {
 
 func TestPrefixSuffixFactoryError(t *testing.T) {
 	p := mkParams(t, config.PrefixSuffixTuner, 50000, map[string]any{"psf_context_length": 200, "psf_prefix_ratio": 0.95})
-	_, err := New(p)
+	_, err := New(context.Background(), p)
 	if err == nil || !strings.Contains(err.Error(), "suffix_tokens=-22 is below minimum 100") {
 		t.Fatalf("factory error %v", err)
 	}
@@ -89,7 +89,7 @@ func TestPrefixSuffixRun(t *testing.T) {
 	p := mkParams(t, config.PrefixSuffixTuner, 1000, map[string]any{
 		"psf_context_length": 300, "psf_prefix_ratio": 0.5, "psf_thrash": 1.0,
 	})
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ type RAGQAQuality struct {
 	writeErr    error
 }
 
-func newRAGQAQuality(p Params) (Workload, error) {
+func newRAGQAQuality(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &RAGQAQuality{
 		p:       p,
@@ -103,7 +103,7 @@ func newRAGQAQuality(p Params) (Workload, error) {
 		align:   c.Int("rag_doc_align_tokens"),
 		kwargs:  RAGTemplateKwargs(c.StringList("rag_template_kwargs")),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
 	path, err := RAGDatasetPath(ctx, w.dataset)
 	if err != nil {

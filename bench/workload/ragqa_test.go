@@ -153,7 +153,7 @@ func TestRAGRun(t *testing.T) {
 		"rag_template_kwargs": []string{"enable_thinking=false"},
 	})
 	p.Tokenize = fakeTokenize
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ type RandomPrefill struct {
 	agg      stats.PrefillAggregate
 }
 
-func newRandomPrefill(p Params) (Workload, error) {
+func newRandomPrefill(ctx context.Context, p Params) (Workload, error) {
 	return &RandomPrefill{
 		p:      p,
 		length: p.Config.Int("rp_request_length"),

@@ -31,7 +31,7 @@ type sentRequest struct {
 func runShard(t *testing.T, p Params, sh config.Shard) map[string]sentRequest {
 	t.Helper()
 	p.Shard = sh
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatalf("shard %s: %v", sh, err)
 	}
@@ -88,7 +88,7 @@ func checkPartition(t *testing.T, p Params, n int, owner func(id string) int) {
 	t.Helper()
 	all := runShard(t, p, whole)
 	p.Shard = whole
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestShardRefusedWhereItChangesTheMeasure(t *testing.T) {
 func TestShardNeedsAUnitPerShard(t *testing.T) {
 	p := mkParams(t, config.LongDocQA, 200, map[string]any{"kv_cache_volume": 1.0, "ldqa_document_length": 100})
 	p.Shard = config.Shard{Index: 2, Count: 3}
-	if _, err := New(p); err == nil || !strings.Contains(err.Error(), "2 document(s), fewer than the 3 shards") {
+	if _, err := New(context.Background(), p); err == nil || !strings.Contains(err.Error(), "2 document(s), fewer than the 3 shards") {
 		t.Fatalf("2 documents over 3 shards: %v", err)
 	}
 }

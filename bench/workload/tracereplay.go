@@ -86,7 +86,7 @@ type traceAgg struct {
 	firstSubmit, lastSubmit float64
 }
 
-func newTraceReplay(p Params) (Workload, error) {
+func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
 	w := &TraceReplay{
 		p:           p,
@@ -141,7 +141,7 @@ func newTraceReplay(p Params) (Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if w.maxInput == 0 && p.Engine != nil {
 		if n := maxModelLen(ctx, p.Engine); n > 0 {

@@ -112,7 +112,7 @@ func runTrace(t *testing.T, p Params, url string, inflight int) (*TraceReplay, [
 			t.Fatal(err)
 		}
 	}
-	wl, err := New(p)
+	wl, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,12 +279,12 @@ func TestTraceReplayInvalidLines(t *testing.T) {
 {"timestamp": 9, "input_length": 20, "output_length": 1, "hash_ids": [2]}
 `), 0o644)
 	url := simtest.Start(t, bigSim(8))
-	_, err := New(traceParams(t, url, 0, map[string]any{"tr_file": path}))
+	_, err := New(context.Background(), traceParams(t, url, 0, map[string]any{"tr_file": path}))
 	var unavailable *UnavailableError
 	if err == nil || errors.As(err, &unavailable) || !strings.Contains(err.Error(), "trace "+path+" line 2: hash_ids has 1 ids") {
 		t.Fatalf("error %v: want a usage error naming the file and line 2", err)
 	}
-	wl, err := New(traceParams(t, url, 0, map[string]any{"tr_file": path, "tr_skip_invalid": true, "tr_speedup": 1000.0}))
+	wl, err := New(context.Background(), traceParams(t, url, 0, map[string]any{"tr_file": path, "tr_skip_invalid": true, "tr_speedup": 1000.0}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestTraceReplayInvalidLines(t *testing.T) {
 		t.Errorf("skipped %d, sent %d", w.skippedInvalid, len(results()))
 	}
 	for _, bad := range []map[string]any{{"tr_file": "-"}, {"tr_file": filepath.Join(dir, "missing.jsonl")}} {
-		if _, err := New(traceParams(t, url, 0, bad)); err == nil || !strings.Contains(err.Error(), "--tr-file") {
+		if _, err := New(context.Background(), traceParams(t, url, 0, bad)); err == nil || !strings.Contains(err.Error(), "--tr-file") {
 			t.Errorf("%v: %v", bad, err)
 		}
 	}
@@ -309,13 +309,13 @@ func TestTraceReplayWithoutTokenize(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, mode := range []string{"auto", "tokens"} {
-		_, err := New(traceParams(t, srv.URL, 0, map[string]any{"tr_file": bailianTrace, "tr_prompt_mode": mode}))
+		_, err := New(context.Background(), traceParams(t, srv.URL, 0, map[string]any{"tr_file": bailianTrace, "tr_prompt_mode": mode}))
 		var unavailable *UnavailableError
 		if !errors.As(err, &unavailable) || !strings.Contains(err.Error(), "--tr-prompt-mode "+mode) || !strings.Contains(err.Error(), "--tr-prompt-mode text") {
 			t.Errorf("%s: %v", mode, err)
 		}
 	}
-	wl, err := New(traceParams(t, srv.URL, 0, map[string]any{"tr_file": bailianTrace, "tr_prompt_mode": "text"}))
+	wl, err := New(context.Background(), traceParams(t, srv.URL, 0, map[string]any{"tr_file": bailianTrace, "tr_prompt_mode": "text"}))
 	if err != nil {
 		t.Fatal(err)
 	}

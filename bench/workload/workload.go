@@ -215,8 +215,10 @@ func idNumbers(id, prefix string, seps ...string) ([]int, bool) {
 }
 
 // Factory builds a workload from resolved parameters; validation errors
-// name the flag and the allowed range.
-type Factory func(p Params) (Workload, error)
+// name the flag and the allowed range. ctx bounds what the building asks
+// of the engine or the network (a vocabulary, a dataset, a context
+// length): the caller's cancel stops it.
+type Factory func(ctx context.Context, p Params) (Workload, error)
 
 var factories = map[string]Factory{}
 
@@ -233,7 +235,7 @@ var rebuildable = map[string]bool{}
 func RegisterRebuildable(name string) { rebuildable[name] = true }
 
 // New validates the parameters and builds the named workload.
-func New(p Params) (Workload, error) {
+func New(ctx context.Context, p Params) (Workload, error) {
 	name := p.Config.Workload()
 	f, ok := factories[name]
 	if !ok {
@@ -248,7 +250,7 @@ func New(p Params) (Workload, error) {
 	if err := CheckPlan(p.Config, p.TokensPerGB); err != nil {
 		return nil, err
 	}
-	return f(p)
+	return f(ctx, p)
 }
 
 // Registered reports whether a workload has an implementation.

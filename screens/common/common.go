@@ -24,6 +24,9 @@ type Common struct {
 	Logger        *slog.Logger
 	RunsDir       string // the runs directory (results, recent runs)
 	ConfigDir     string // profiles live in ConfigDir/profiles
+	// Preparations are the runs being prepared for a screen; the root
+	// sets it (nil: preparations are not tracked).
+	Preparations *Preparations
 }
 
 // Screen is one full-screen view.

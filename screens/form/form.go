@@ -1035,3 +1035,6 @@ func orText(s, def string) string {
 	}
 	return s
 }
+
+// ID is the form's identity: runs prepared for it are its own.
+func (m *Model) ID() common.ID { return m.id }

@@ -865,3 +865,7 @@ func (m *Model) End(f bench.Finish) tea.Cmd {
 	m.dirty = true
 	return m.finish(f)
 }
+
+// ID is the run screen's identity: the next run prepared from it ("run
+// again") is its own.
+func (m *Model) ID() common.ID { return m.id }

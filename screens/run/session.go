@@ -142,14 +142,17 @@ type PreparedMsg struct {
 // detecting the model, creating the run folder) off the update loop; the
 // answer is a PreparedMsg for the screen to, so only the asker acts on
 // it.
+//
+// The preparation belongs to to: when that screen leaves the stack the
+// root cancels it, and a runner that still arrives is discarded.
 func Prepare(c *common.Common, to common.ID, cfg *config.Config) tea.Cmd {
-	ctx := bench.WithLogger(context.Background(), c.Logger)
+	ctx := c.Preparations.Start(bench.WithLogger(context.Background(), c.Logger), to)
 	return func() tea.Msg {
 		p, err := bench.Prepare(ctx, cfg)
 		if err != nil {
 			return PreparedMsg{To: to, Err: err}
 		}
-		r, err := bench.New(p)
+		r, err := bench.New(ctx, p)
 		if err != nil {
 			p.Close()
 			return PreparedMsg{To: to, Err: err}
