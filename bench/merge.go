@@ -24,6 +24,7 @@ import (
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/bench/workload"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // MergeOptions say which shard folders to merge and where the merged run
@@ -88,9 +89,10 @@ type indexEntry struct {
 // summary from the merged lines with the code a single run uses.
 // Problems with the set of folders are *UsageError.
 func Merge(o MergeOptions) (*Merged, error) {
-	logf := o.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
+	logf := func(string, ...any) {}
+	if o.Logf != nil {
+		// Warnings name the shard folders: text from outside, cleaned.
+		logf = func(f string, a ...any) { o.Logf("%s", textclean.Line(fmt.Sprintf(f, a...))) }
 	}
 	now := o.Now
 	if now == nil {
@@ -142,7 +144,7 @@ func Merge(o MergeOptions) (*Merged, error) {
 		return x.off < y.off
 	})
 
-	name := o.Name
+	name := textclean.Line(o.Name)
 	if name == "" && shards[0].summary != nil {
 		name = shards[0].summary.Run.Name
 	}
@@ -394,11 +396,13 @@ func readShardFolder(dir string) (*shardFolder, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a run folder", dir)
 	}
-	raw, err := record.ReadRegular(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
+	raw, err := record.ReadJSON(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a shard folder: %v", dir, err)
 	}
-	s := &shardFolder{dir: dir, id: filepath.Base(filepath.Clean(dir)), values: map[string]json.RawMessage{}}
+	// The folder's name is its run id in the merged summary: text from
+	// outside, cleaned.
+	s := &shardFolder{dir: dir, id: textclean.Line(filepath.Base(filepath.Clean(dir))), values: map[string]json.RawMessage{}}
 	if s.keys, err = orderedObject(raw, s.values); err != nil {
 		return nil, fmt.Errorf("%s: %s is not a JSON object: %v", dir, record.ConfigFile, err)
 	}
@@ -584,7 +588,7 @@ func writeMerged(rec *record.Writer, shards []*shardFolder, index []indexEntry, 
 			return fmt.Errorf("read %s: %v", filepath.Join(s.dir, record.RequestsFile), err)
 		}
 		var r sender.Result
-		if err := json.Unmarshal(line, &r); err != nil {
+		if err := json.Unmarshal(textclean.JSON(line), &r); err != nil {
 			return fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(s.dir, record.RequestsFile), e.off)
 		}
 		add(&r)
