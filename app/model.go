@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/run"
 	sweepscreen "github.com/kvbench/kvbench/screens/sweep"
@@ -188,7 +189,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.pop()
 
 	case common.StatusMsg:
-		m.status, m.statusErr = msg.Text, msg.Err
+		// Every screen's status lands here, errors quoting paths and
+		// engine answers included: cleaned once, for the one line.
+		m.status, m.statusErr = textclean.Line(msg.Text), msg.Err
 		return m, nil
 
 	case common.QuitMsg:

@@ -95,9 +95,10 @@ type indexEntry struct {
 // summary from the merged lines with the code a single run uses.
 // Problems with the set of folders are *UsageError.
 func Merge(o MergeOptions) (*Merged, error) {
-	logf := o.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
+	logf := func(string, ...any) {}
+	if o.Logf != nil {
+		// Warnings name the shard folders: text from outside, cleaned.
+		logf = func(f string, a ...any) { o.Logf("%s", textclean.Line(fmt.Sprintf(f, a...))) }
 	}
 	now := o.Now
 	if now == nil {
@@ -185,7 +186,7 @@ func Merge(o MergeOptions) (*Merged, error) {
 		return x.off < y.off
 	})
 
-	name := o.Name
+	name := textclean.Line(o.Name)
 	if name == "" && shards[0].summary != nil {
 		name = shards[0].summary.Run.Name
 	}
@@ -439,11 +440,13 @@ func readShardFolder(dir string) (*shardFolder, []byte, error) {
 		// Its lines are still being written: a merge now would miss them.
 		return nil, nil, fmt.Errorf("%s is still running (its folder is locked until the shard ends)", dir)
 	}
-	raw, err := record.ReadRegular(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
+	raw, err := record.ReadJSON(filepath.Join(dir, record.ConfigFile), maxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s is not a shard folder: %v", dir, err)
 	}
-	s := &shardFolder{dir: dir, id: filepath.Base(filepath.Clean(dir)), values: map[string]json.RawMessage{}}
+	// The folder's name is its run id in the merged summary: text from
+	// outside, cleaned.
+	s := &shardFolder{dir: dir, id: textclean.Line(filepath.Base(filepath.Clean(dir))), values: map[string]json.RawMessage{}}
 	if s.keys, err = orderedObject(raw, s.values); err != nil {
 		return nil, nil, fmt.Errorf("%s: %s is not a JSON object: %v", dir, record.ConfigFile, err)
 	}
@@ -730,7 +733,7 @@ func writeMerged(rec *record.Writer, shards []*shardFolder, index []indexEntry, 
 			return fmt.Errorf("read %s: %v", filepath.Join(s.dir, record.RequestsFile), err)
 		}
 		var r sender.Result
-		if err := json.Unmarshal(line, &r); err != nil {
+		if err := json.Unmarshal(textclean.JSON(line), &r); err != nil {
 			return fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(s.dir, record.RequestsFile), e.off)
 		}
 		add(&r)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Shell completion: cobra's `completion bash|zsh|fish|powershell` command
@@ -206,7 +207,8 @@ func runsDirOf(cmd *cobra.Command) string {
 }
 
 // completionRunIDs lists the run folders of dir (those holding any file
-// of a run record), newest first; a missing or unreadable dir has none.
+// of a run record) by id (runs.FolderID), newest first; a missing or
+// unreadable dir has none.
 func completionRunIDs(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -223,7 +225,9 @@ func completionRunIDs(dir string) []string {
 		}
 		for _, f := range []string{record.SummaryFile, record.RequestsFile, record.ConfigFile} {
 			if _, err := os.Stat(filepath.Join(p, f)); err == nil {
-				ids = append(ids, e.Name())
+				// The shell shows the candidates: cleaned, as the
+				// explorer shows ids (Resolve takes them back).
+				ids = append(ids, textclean.Line(e.Name()))
 				break
 			}
 		}

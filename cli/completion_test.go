@@ -13,8 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/testbin"
+	"github.com/kvbench/kvbench/internal/textclean/cleantest"
 )
 
 // completionRoot is a command tree like main's (run, version and every
@@ -308,5 +310,25 @@ func TestDecoratorsWithoutRunsCommands(t *testing.T) {
 	decorateHelp(root)
 	if findSubcommand(root, "compare") != nil || findSubcommand(root, "completion") == nil {
 		t.Fatal("compare found, or completion missing")
+	}
+}
+
+// A folder name holding terminal controls is offered cleaned, as the
+// explorer shows it, and names the run again.
+func TestCompletionRunIDsCleaned(t *testing.T) {
+	dir := t.TempDir()
+	id := "20260101-120000-long-doc-qa-" + cleantest.Folder
+	if err := os.Mkdir(filepath.Join(dir, id), 0o755); err != nil {
+		// A file system that takes only UTF-8 names (macOS).
+		id = strings.ToValidUTF8(id, "")
+	}
+	makeRuns(t, dir, id)
+	got := completionRunIDs(dir)
+	if len(got) != 1 {
+		t.Fatalf("completionRunIDs = %q, want the one run", got)
+	}
+	cleantest.Check(t, "completion", got[0])
+	if p, err := runs.Resolve(dir, got[0]); err != nil || p != filepath.Join(dir, id) {
+		t.Errorf("Resolve(%q) = %q, %v", got[0], p, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kvbench/kvbench/bench/doctor"
 	"github.com/kvbench/kvbench/internal/testbin"
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/internal/textclean/cleantest"
 	"github.com/kvbench/kvbench/sim"
 	"github.com/kvbench/kvbench/sim/simtest"
 	"github.com/kvbench/kvbench/theme"
@@ -279,4 +280,32 @@ func TestDoctorAPIKeyNotShown(t *testing.T) {
 			t.Errorf("%s output shows the key:\n%s", format, out)
 		}
 	}
+}
+
+// doctor's header names the model an engine listed: cleaned, whatever
+// the id holds, in the plain and the styled report.
+func TestDoctorHeaderCleansTheModelID(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"`+cleantest.JSON+`","object":"model"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	out, code, msg := runDoctorCmd(t, "--engine-url", srv.URL)
+	if code != 1 {
+		t.Fatalf("exit %d (%s), want 1 (the generation checks fail)", code, msg)
+	}
+	header, _, _ := strings.Cut(out, "\n")
+	cleantest.Check(t, "doctor header", header)
+	cleantest.Clean(t, "doctor report", out)
+
+	rep := doctor.Run(context.Background(), doctor.Options{EngineURL: srv.URL, Timeout: 5 * time.Second})
+	var b bytes.Buffer
+	prev := lipgloss.ColorProfile()
+	lipgloss.SetColorProfile(termenv.Ascii)
+	defer lipgloss.SetColorProfile(prev)
+	writeDoctorStyled(&b, rep, theme.New(theme.Default), 100)
+	cleantest.Check(t, "styled doctor report", b.String())
 }

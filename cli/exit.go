@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // ExitCode is an error that carries a process exit code; its message has
@@ -59,12 +60,15 @@ func Code(err error) (int, string) {
 	return 1, oneLine(msg)
 }
 
+// oneLine is the first line of an error, cleaned (textclean.Line): an
+// error quotes paths, folder names and engine answers from many layers,
+// so it is cleaned where it is printed.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	return s
+	return textclean.Line(s)
 }
 
 // IsTTY reports whether stdin and stdout are both terminals (and CI is

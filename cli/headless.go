@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Headless runs r with no tea.Program: progress lines on stderr (a line
@@ -43,10 +44,10 @@ func Headless(ctx context.Context, r *bench.Runner, o HeadlessOptions) int {
 	}
 	if fin.RecordError != "" {
 		// Said even with -q: the exit code alone does not say what is missing.
-		fmt.Fprintf(o.Stderr, "kvbench: %s\n", fin.RecordError)
+		fmt.Fprintf(o.Stderr, "kvbench: %s\n", textclean.Line(fin.RecordError))
 	}
 	if !o.Quiet {
-		fmt.Fprintf(o.Stderr, "kvbench: run record in %s\n", r.Dir())
+		fmt.Fprintf(o.Stderr, "kvbench: run record in %s\n", textclean.Line(r.Dir()))
 	}
 	return fin.ExitCode
 }
@@ -59,11 +60,13 @@ type progress struct {
 	errors    int
 }
 
+// printf prints one progress line, cleaned (textclean.Line): the lines
+// quote the runner's log and engines' errors.
 func (p *progress) printf(format string, args ...any) {
 	if p.o.Quiet {
 		return
 	}
-	fmt.Fprintf(p.o.Stderr, format+"\n", args...)
+	fmt.Fprintln(p.o.Stderr, textclean.Line(fmt.Sprintf(format, args...)))
 }
 
 func (p *progress) event(e bench.Event) {

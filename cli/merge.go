@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 func init() { extraCommands = append(extraCommands, NewMergeCommand) }
@@ -53,7 +54,7 @@ not be written.`,
 			case bench.IsUsage(err):
 				return &UsageError{Err: err}
 			case errors.As(err, &we):
-				fmt.Fprintf(stderr, "kvbench: merge: the merged record is incomplete: %v\n", err)
+				fmt.Fprintf(stderr, "kvbench: merge: the merged record is incomplete: %s\n", textclean.Line(err.Error()))
 				return ExitCode(4)
 			case err != nil:
 				return err
@@ -62,7 +63,7 @@ not be written.`,
 				return err
 			}
 			if !quiet {
-				fmt.Fprintf(stderr, "kvbench: %d shard(s) merged into %s\n", len(m.Summary.Shards), m.Dir)
+				fmt.Fprintf(stderr, "kvbench: %d shard(s) merged into %s\n", len(m.Summary.Shards), textclean.Line(m.Dir))
 			}
 			if m.Summary.Run.ExitCode != 0 {
 				return ExitCode(1)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvbench/kvbench/bench/report/visual"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 func init() { extraCommands = append(extraCommands, NewReportCommand) }
@@ -65,7 +66,7 @@ to stdout.
 			if err := rep.WriteFile(path, format, chartName); err != nil {
 				return reportErr(err)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), path)
+			fmt.Fprintln(cmd.OutOrStdout(), textclean.Line(path))
 			return nil
 		},
 	}

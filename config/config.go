@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/secret"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Config holds one value per Field plus which keys the user set
@@ -210,6 +211,9 @@ func Parse(f Field, s string) (any, error) {
 		}
 		return out, nil
 	}
+	if f.Label {
+		return textclean.Line(s), nil
+	}
 	return s, nil
 }
 
@@ -274,6 +278,9 @@ func coerce(f Field, v any) (any, error) {
 		}
 	case String:
 		if t, ok := v.(string); ok {
+			if f.Label {
+				t = textclean.Line(t)
+			}
 			return t, nil
 		}
 		if v == nil {
@@ -395,6 +402,9 @@ func unwrapPathErr(err error) error {
 }
 
 func (c *Config) loadJSON(path string, data []byte) error {
+	// A config file is text from outside (a run folder's config.json is
+	// read back by the explorer, compare, merge): its strings are cleaned.
+	data = textclean.JSON(data)
 	if err := StrictObject(data); err != nil {
 		return fmt.Errorf("config %s: %v", path, err)
 	}

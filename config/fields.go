@@ -115,6 +115,10 @@ type Field struct {
 	// URL settings may carry credentials (http://user:pass@host), split
 	// off where the value enters the config (URLKeys, UserInfo).
 	URL bool
+	// Label settings are text shown back as it is given (a run's name, a
+	// model id): cleaned for one line (textclean.Line) where a value
+	// enters the config, from a flag, the environment, a file or Set.
+	Label bool
 
 	min, max         float64
 	hasMin, hasMax   bool
@@ -244,6 +248,8 @@ func jsonObject(f Field) Field { f.JSONObject = true; return f }
 
 func urlValued(f Field) Field { f.URL = true; return f }
 
+func label(f Field) Field { f.Label = true; return f }
+
 func runLength(f Field) Field { f.RunLength = true; return f }
 
 func poolWords(f Field) Field { f.PoolWords = true; return f }
@@ -256,8 +262,8 @@ var Fields = []Field{
 	urlValued(group("engine", general("engine_url", "engine-url", String, "", "engine base `URL` (builtin starts the simulated engine in-process)"))),
 	urlValued(group("engine", general("lmcache_url", "lmcache-url", String, "", "LMCache server URL: tokens-per-GB is read from its /status"))),
 	exported(general("workload", "workload", String, "", "workload to run: "+strings.Join(Workloads, ", "))),
-	exported(group("engine", general("model", "model", String, "", "model name (default: first id of GET /v1/models)"))),
-	exported(group("engine", general("served_model_name", "served-model-name", String, "", "model `NAME` sent in requests when the engine serves an alias (default: --model)"))),
+	label(exported(group("engine", general("model", "model", String, "", "model name (default: first id of GET /v1/models)")))),
+	label(exported(group("engine", general("served_model_name", "served-model-name", String, "", "model `NAME` sent in requests when the engine serves an alias (default: --model)")))),
 	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to (builtin: its GPU tier, 8)").withMin(0, true).withMax(MaxKVCacheGB, false)),
 	derived(exported(general("tokens_per_gb_kvcache", "tokens-per-gb-kvcache", Int, 0, "tokens that fit in 1 GB of KV cache (or give --lmcache-url)").withMin(0, false).withMax(MaxTokensPerGB, false))),
 	exported(general("seed", "seed", Int, 42, "seed of every random choice").withMin(-MaxSeed, false).withMax(MaxSeed, false)),
@@ -283,7 +289,7 @@ var Fields = []Field{
 	group("output", general("no_csv", "no-csv", Bool, false, "skip bench_results.csv")),
 	group("output", general("json", "json", Bool, false, "write the JSON summary (always written; kept for compatibility)")),
 	group("output", Field{Key: "format", Flag: "format", Kind: String, Default: "text", Choices: []string{"text", "json"}, Help: "final summary on stdout"}),
-	group("output", general("name", "name", String, "", "a label stored in the run record")),
+	label(group("output", general("name", "name", String, "", "a label stored in the run record"))),
 	group("output", general("percentiles", "percentiles", String, "50,90,99", "percentiles of the serving figures and the figures by cache state, a `LIST` of numbers in (0, 100] (vLLM's --metric-percentiles)")),
 	group("output", Field{Key: "quiet", Flag: "quiet", Short: "q", Kind: Bool, Default: false, Help: "no live display (headless progress suppressed too)"}),
 	group("output", general("no_interactive", "no-interactive", Bool, false, "never prompt; missing arguments are an error")),

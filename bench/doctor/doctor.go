@@ -18,6 +18,7 @@ import (
 	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/internal/secret"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Check ids, in report order.
@@ -137,7 +138,7 @@ func Run(ctx context.Context, o Options) Report {
 	}}
 	defer d.hc.CloseIdleConnections()
 
-	rep := Report{EngineURL: metrics.Redact(o.EngineURL), Model: o.Model}
+	rep := Report{EngineURL: textclean.Line(metrics.Redact(o.EngineURL))}
 	base, err := sender.NormalizeURL(o.EngineURL)
 	if err != nil {
 		d.unreachable = "no valid --engine-url"
@@ -145,11 +146,14 @@ func Run(ctx context.Context, o Options) Report {
 	} else {
 		d.base = base
 		d.root = strings.TrimSuffix(base, "/v1")
-		rep.EngineURL = metrics.Redact(base)
+		rep.EngineURL = textclean.Line(metrics.Redact(base))
 		d.models(ctx)
 	}
 	d.model = firstNonEmpty(d.model, o.Model)
-	rep.Model = d.model
+	// The report is where the engine's answers (model ids, error bodies,
+	// headers) become text to show: it is cleaned here, while the
+	// requests go on sending the id exactly as the engine listed it.
+	rep.Model = textclean.Line(d.model)
 
 	d.scrapeMetrics(ctx)
 	if d.unreachable == "" {
@@ -186,7 +190,7 @@ func Run(ctx context.Context, o Options) Report {
 	for _, id := range IDs {
 		c := d.checks[id]
 		c.ID = id
-		c.Message, c.Hint = d.scrub(c.Message), d.scrub(c.Hint)
+		c.Message, c.Hint = textclean.Line(d.scrub(c.Message)), textclean.Line(d.scrub(c.Hint))
 		rep.Checks = append(rep.Checks, c)
 	}
 	return rep

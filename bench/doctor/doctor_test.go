@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/internal/textclean/cleantest"
 	"github.com/kvbench/kvbench/sim"
 	"github.com/kvbench/kvbench/sim/simtest"
 )
@@ -160,6 +161,7 @@ type fakeEngine struct {
 	noTokenIDs  bool   // /v1/completions refuses token-id prompts
 	template    int    // tokens of a chat template start cached even on a new prompt
 	lie         string // "whole": a repeat reports the whole prompt cached; "over": the half-shared prompt reports 79 of 80
+	modelID     string // the id /v1/models lists, as the text of a JSON string ("" is tiny)
 
 	mu      sync.Mutex
 	seen    map[string]bool
@@ -194,7 +196,11 @@ func (f *fakeEngine) serve(w http.ResponseWriter, r *http.Request) {
 		if f.llamaModels {
 			extra = `,"models":[{"name":"tiny","model":"tiny"}]`
 		}
-		fmt.Fprintf(w, `{"object":"list","data":[{"id":"tiny","object":"model","owned_by":%q}]%s}`, f.ownedBy, extra)
+		id := f.modelID
+		if id == "" {
+			id = "tiny"
+		}
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":"%s","object":"model","owned_by":%q}]%s}`, id, f.ownedBy, extra)
 	case "/metrics":
 		if f.metrics == "" {
 			http.NotFound(w, r)
@@ -471,4 +477,34 @@ func TestCachedTokensThatLie(t *testing.T) {
 	if ck := byID(r)[IDCachedTokens]; ck.Status != Pass {
 		t.Errorf("honest engine: %+v", ck)
 	}
+}
+
+// An engine listing a model id full of terminal controls (and a --model
+// holding some) gets a report that shows them cleaned, in its header and
+// its messages, while the requests still name the id as listed.
+func TestHostileModelIDIsCleanedInTheReport(t *testing.T) {
+	f := &fakeEngine{modelID: cleantest.JSON}
+	url := f.start(t)
+	r := Run(context.Background(), Options{EngineURL: url, Timeout: 10 * time.Second})
+	checkOrder(t, r)
+	cleantest.Check(t, "report model", r.Model)
+	// The messages quote the id (escaped or cleaned), never raw.
+	m := byID(r)[IDModels].Message
+	cleantest.Clean(t, "models check", m)
+	if !strings.Contains(m, `"evil`) {
+		t.Errorf("models check %q: want the id quoted", m)
+	}
+	b, _ := json.Marshal(r)
+	var v any
+	json.Unmarshal(b, &v)
+	cleantest.Clean(t, "report", fmt.Sprint(v))
+	if c := byID(r)[IDStream]; c.Status != Pass {
+		t.Errorf("stream check %s: %s: the requests must name the model as listed", c.Status, c.Message)
+	}
+
+	r = Run(context.Background(), Options{EngineURL: url, Model: cleantest.Text, Timeout: 10 * time.Second})
+	cleantest.Check(t, "report model from --model", r.Model)
+	b, _ = json.Marshal(r)
+	json.Unmarshal(b, &v)
+	cleantest.Clean(t, "report", fmt.Sprint(v))
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // MaxLineBytes caps one line of requests.jsonl when reading: the SSE line
@@ -55,6 +57,19 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than %d MB", path, limit>>20)
 	}
 	return b, nil
+}
+
+// ReadJSON reads a JSON file of the record as ReadRegular does, with
+// every string in it cleaned (textclean.JSON): a run folder is text from
+// outside (a hand-edited file, another machine's run), so what is read
+// from it can be shown as it is (spec/cli.md, "Text from outside is never
+// a terminal command").
+func ReadJSON(path string, limit int64) ([]byte, error) {
+	b, err := ReadRegular(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	return textclean.JSON(b), nil
 }
 
 // EachLine hands fn every line of r with its start offset (the line

@@ -107,10 +107,11 @@ type ShardInfo struct {
 	Delivered        *bool    `json:"delivered"`
 }
 
-// ReadSummary reads <dir>/bench_summary.json.
+// ReadSummary reads <dir>/bench_summary.json, its text cleaned
+// (ReadJSON).
 func ReadSummary(dir string) (*Summary, error) {
 	path := filepath.Join(dir, SummaryFile)
-	b, err := ReadRegular(path, maxSummaryBytes)
+	b, err := ReadJSON(path, maxSummaryBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // AnnotationsFile holds what a user said about a run (or a sweep) after
@@ -39,11 +39,12 @@ type Annotations struct {
 	UpdatedAt string `json:"updated_at,omitempty"`
 }
 
-// ReadAnnotations reads dir's annotations; none (and no error) when the
-// folder has no annotations.json.
+// ReadAnnotations reads dir's annotations, their text cleaned (the name
+// on one line); none (and no error) when the folder has no
+// annotations.json.
 func ReadAnnotations(dir string) (Annotations, error) {
 	var a Annotations
-	b, err := record.ReadRegular(filepath.Join(dir, AnnotationsFile), maxAnnotationBytes)
+	b, err := record.ReadJSON(filepath.Join(dir, AnnotationsFile), maxAnnotationBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return a, nil
 	}
@@ -53,19 +54,21 @@ func ReadAnnotations(dir string) (Annotations, error) {
 	if err := json.Unmarshal(b, &a); err != nil {
 		return Annotations{}, fmt.Errorf("read %s: %w", AnnotationsFile, err)
 	}
+	a.Name, a.UpdatedAt = textclean.Line(a.Name), textclean.Line(a.UpdatedAt)
 	return a, nil
 }
 
 // WriteAnnotations stores a as dir's annotations.json, atomically, and
 // returns what it stored; both fields empty removes the file. dir must be
-// a run or a sweep folder. The name is one line; both are trimmed and
-// checked against the limits.
+// a run or a sweep folder. The name is one line; both are cleaned
+// (textclean: what is typed or pasted can hold terminal controls),
+// trimmed and checked against the limits.
 func WriteAnnotations(dir string, a Annotations, now time.Time) (Annotations, error) {
 	if !isRunDir(dir) && !record.IsSweepDir(dir) {
 		return Annotations{}, fmt.Errorf("annotate %s: not a run or sweep folder", dir)
 	}
 	a.Name = oneLine(a.Name)
-	a.Note = strings.TrimSpace(strings.ToValidUTF8(a.Note, "�"))
+	a.Note = strings.TrimSpace(textclean.Clean(strings.ReplaceAll(a.Note, "\r\n", "\n")))
 	switch {
 	case utf8.RuneCountInString(a.Name) > MaxNameLen:
 		return Annotations{}, fmt.Errorf("name: at most %d characters (got %d)", MaxNameLen, utf8.RuneCountInString(a.Name))
@@ -90,16 +93,10 @@ func WriteAnnotations(dir string, a Annotations, now time.Time) (Annotations, er
 	return a, nil
 }
 
-// oneLine is s trimmed, with its line breaks and other control
-// characters turned into spaces.
+// oneLine is s cleaned for one line (textclean.Line: its line breaks
+// become spaces, other controls U+FFFD) and trimmed.
 func oneLine(s string) string {
-	s = strings.ToValidUTF8(s, "�")
-	return strings.TrimSpace(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s))
+	return strings.TrimSpace(textclean.Line(strings.ReplaceAll(s, "\r\n", "\n")))
 }
 
 // annotate applies the folder's annotations to the row: the display name

@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/secret"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Direction says which way a figure improves.
@@ -387,15 +388,15 @@ func diffConfig(a, b []orderedPair) []ConfigDiff {
 	return out
 }
 
-// display shows a JSON value for reading: strings unquoted (an empty one
-// as ""), "-" for an absent key.
+// display shows a JSON value for reading, on one line: strings unquoted
+// (an empty one as ""), "-" for an absent key.
 func display(v string) string {
 	if v == "" {
 		return "-"
 	}
 	var s string
 	if json.Unmarshal([]byte(v), &s) == nil && s != "" {
-		return s
+		return textclean.Line(s)
 	}
 	return v
 }

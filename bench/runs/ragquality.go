@@ -49,7 +49,7 @@ func ReadRAGQuality(d *Detail) (*RAGQuality, error) {
 		paths = append(paths, out)
 	}
 	for _, p := range paths {
-		b, err := record.ReadRegular(p, maxRAGQualityBytes)
+		b, err := record.ReadJSON(p, maxRAGQualityBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -82,7 +82,7 @@ func recordedConfig(dir string) (*config.Config, *record.Summary, error) {
 	path := filepath.Join(dir, record.ConfigFile)
 	b, err := record.ReadRegular(path, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%s has no %s: the command cannot be built", filepath.Base(dir), record.ConfigFile)
+		return nil, nil, fmt.Errorf("%s has no %s: the command cannot be built", FolderID(dir), record.ConfigFile)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -223,7 +223,7 @@ func SweepCommand(dir string) ([]string, error) {
 		return nil, err
 	}
 	if len(f.Cells) == 0 {
-		return nil, fmt.Errorf("%s has no cell yet: the command cannot be built", filepath.Base(dir))
+		return nil, fmt.Errorf("%s has no cell yet: the command cannot be built", FolderID(dir))
 	}
 	cell, err := Command(record.SweepCellDir(dir, f.Cells[0].RunID))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Flags of one indexed request line.
@@ -249,7 +250,7 @@ func lineFlags(l *indexLine) uint8 {
 }
 
 // Window reads the requests at the given line numbers (as Select returns
-// them), in that order.
+// them), in that order, their text cleaned (textclean.JSON).
 func (x *Index) Window(lines []int32) ([]sender.Result, error) {
 	f, err := record.OpenRegular(x.Path)
 	if err != nil {
@@ -266,7 +267,7 @@ func (x *Index) Window(lines []int32) ([]sender.Result, error) {
 		if _, err := f.ReadAt(buf, x.offsets[n]); err != nil {
 			return nil, fmt.Errorf("read %s: %w", x.Path, err)
 		}
-		if err := json.Unmarshal(buf, &out[i]); err != nil {
+		if err := json.Unmarshal(textclean.JSON(buf), &out[i]); err != nil {
 			// The index reads only its own fields: a line it took whose
 			// other fields do not decode as a result is shown as such.
 			detail := err.Error()
@@ -296,7 +297,8 @@ func Head(dir string, n int) ([]sender.Result, error) {
 }
 
 // Raw reads the line at line number n (as Select returns them) as it is
-// in requests.jsonl: every field, in the file's order.
+// in requests.jsonl: every field, in the file's order, its text cleaned
+// (textclean.JSON).
 func (x *Index) Raw(n int32) ([]byte, error) {
 	if n < 0 || int(n) >= len(x.offsets) {
 		return nil, fmt.Errorf("read requests: line %d out of range", n)
@@ -310,5 +312,5 @@ func (x *Index) Raw(n int32) ([]byte, error) {
 	if _, err := f.ReadAt(buf, x.offsets[n]); err != nil {
 		return nil, fmt.Errorf("read %s: %w", x.Path, err)
 	}
-	return buf, nil
+	return textclean.JSON(buf), nil
 }

@@ -33,7 +33,7 @@ func (r *Run) markRunning() *Run {
 // refuseRunning is ErrRunning when the folder dir, or a sweep's cell in
 // it, is being written.
 func refuseRunning(dir string) error {
-	id := filepath.Base(dir)
+	id := FolderID(dir) // shown: cleaned
 	if record.Locked(dir) {
 		return &runningError{id: id}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/secret"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Status of a run folder.
@@ -49,9 +50,12 @@ const (
 	StatusRunning Status = "running"
 )
 
-// Run is one run folder as the explorer lists it.
+// Run is one run folder as the explorer lists it. Its text is cleaned
+// where it is read (textclean): the folder name, the names, the model
+// and the notes can be shown as they are. Dir is the path as it is on
+// disk, for opening the folder; shown, it is cleaned too (ShownDir).
 type Run struct {
-	ID  string // the folder name
+	ID  string // the folder name (FolderID)
 	Dir string
 
 	// Name is the display name: the one given in the explorer
@@ -138,6 +142,13 @@ func (r *Run) Status() Status {
 	}
 	return StatusOK
 }
+
+// ShownDir is Dir as text to show: a folder name can hold anything.
+func (r *Run) ShownDir() string { return textclean.Line(r.Dir) }
+
+// FolderID is the id of the run (or sweep) folder dir: its name, cleaned
+// for one line (textclean.Line). A folder name is text from outside.
+func FolderID(dir string) string { return textclean.Line(filepath.Base(dir)) }
 
 // EngineHost is the engine URL's host:port ("builtin" kept as is).
 func (r *Run) EngineHost() string { return engineHost(r.EngineURL) }
@@ -251,7 +262,7 @@ func readRecord(dir string) *Run {
 	}
 	r, lerr := quickRun(dir)
 	if lerr != nil {
-		r = &Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Err: lerr}
+		r = &Run{ID: FolderID(dir), Dir: dir, Interrupted: true, Err: lerr}
 		return r.markRunning()
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -318,7 +329,7 @@ func quickRun(dir string) (*Run, error) {
 		id.Workload = workloadFromFolder(filepath.Base(dir))
 	}
 	r := &Run{
-		ID: filepath.Base(dir), Dir: dir, Workload: id.Workload, Model: id.Model,
+		ID: FolderID(dir), Dir: dir, Workload: id.Workload, Model: id.Model,
 		TotalRequests: done, FailedRequests: failed, SuccessfulRequests: done - failed, Interrupted: true, Corrupt: corrupt,
 	}
 	r.StartedAt, r.Name = incompleteStart(dir, id.Workload, firstSubmit)
@@ -357,9 +368,10 @@ func finite(v float64) float64 {
 	return v
 }
 
-// readConfig is config.json, nil when absent or not JSON.
+// readConfig is config.json (its text cleaned), nil when absent or not
+// JSON.
 func readConfig(dir string) json.RawMessage {
-	b, err := record.ReadRegular(filepath.Join(dir, record.ConfigFile), 16<<20)
+	b, err := record.ReadJSON(filepath.Join(dir, record.ConfigFile), 16<<20)
 	if err != nil || !json.Valid(b) {
 		return nil
 	}
@@ -368,8 +380,10 @@ func readConfig(dir string) json.RawMessage {
 
 // incompleteStart is when a run without a summary started and its name:
 // from the folder name, else its first submit, else the folder's time.
+// The name is cleaned (it is part of a folder name).
 func incompleteStart(dir, workload string, firstSubmit float64) (time.Time, string) {
 	started, name := parseFolderName(filepath.Base(dir), workload)
+	name = textclean.Line(name)
 	if started.IsZero() && firstSubmit > 0 {
 		started = unixTime(firstSubmit)
 	}
@@ -383,9 +397,9 @@ func incompleteStart(dir, workload string, firstSubmit float64) (time.Time, stri
 
 func fromSummary(dir string, s *record.Summary) Run {
 	r := Run{
-		ID:                 filepath.Base(dir),
+		ID:                 FolderID(dir),
 		Dir:                dir,
-		Name:               s.Run.Name,
+		Name:               textclean.Line(s.Run.Name),
 		StartedAt:          s.Run.StartedTime(),
 		TotalRequests:      s.Results.TotalRequests,
 		FailedRequests:     s.Results.FailedRequests,
@@ -407,7 +421,10 @@ func fromSummary(dir string, s *record.Summary) Run {
 	r.Workload, r.Model, r.EngineURL = c.Workload, c.Model, secret.Strip(c.EngineURL)
 	if s.Load != nil {
 		d := s.Load.Delivered
-		r.Delivered, r.DegradedReasons = &d, s.Load.DegradedReasons
+		r.Delivered = &d
+		for _, why := range s.Load.DegradedReasons {
+			r.DegradedReasons = append(r.DegradedReasons, textclean.Line(why))
+		}
 	}
 	return r
 }
@@ -419,8 +436,15 @@ type identity struct {
 }
 
 // configIdentity reads the three keys the list shows from a config block
-// in one decode (record.Field would decode the block once per key).
+// in one decode (record.Field would decode the block once per key), each
+// on one line.
 func configIdentity(v any) identity {
+	id := rawIdentity(v)
+	id.Workload, id.Model, id.EngineURL = textclean.Line(id.Workload), textclean.Line(id.Model), textclean.Line(id.EngineURL)
+	return id
+}
+
+func rawIdentity(v any) identity {
 	var id identity
 	switch t := v.(type) {
 	case json.RawMessage:
@@ -479,7 +503,7 @@ func Load(dir string) (*Detail, error) {
 // requests.jsonl, streamed through the core's own collector so the
 // figures mean what they mean in a written summary.
 func summariseDir(dir string) (*Detail, error) {
-	id := filepath.Base(dir)
+	id := FolderID(dir)
 	cfg := readConfig(dir)
 	c := stats.New()
 	var first float64
@@ -561,7 +585,8 @@ func notFoundf(format string, args ...any) error {
 }
 
 // Resolve finds a run named by id (a folder name in runsDir, or a unique
-// prefix of one) or by path. Its errors name the run and are ErrNotFound.
+// prefix of one, as FolderID shows it or as it is on disk) or by path.
+// Its errors name the run and are ErrNotFound.
 func Resolve(runsDir, idOrPath string) (string, error) {
 	if idOrPath == "" {
 		return "", notFoundf("empty run id")
@@ -582,9 +607,11 @@ func Resolve(runsDir, idOrPath string) (string, error) {
 	if !isPath {
 		entries, _ := os.ReadDir(runsDir)
 		var hits []string
+		var shown []string
 		for _, e := range entries {
-			if e.IsDir() && strings.HasPrefix(e.Name(), idOrPath) && isRunDir(filepath.Join(runsDir, e.Name())) {
-				hits = append(hits, e.Name())
+			id := textclean.Line(e.Name())
+			if e.IsDir() && (strings.HasPrefix(e.Name(), idOrPath) || strings.HasPrefix(id, idOrPath)) && isRunDir(filepath.Join(runsDir, e.Name())) {
+				hits, shown = append(hits, e.Name()), append(shown, id)
 			}
 		}
 		switch len(hits) {
@@ -592,7 +619,7 @@ func Resolve(runsDir, idOrPath string) (string, error) {
 			return filepath.Join(runsDir, hits[0]), nil
 		case 0:
 		default:
-			return "", notFoundf("run %q is ambiguous in %s: %s", idOrPath, runsDir, strings.Join(hits, ", "))
+			return "", notFoundf("run %q is ambiguous in %s: %s", idOrPath, textclean.Line(runsDir), strings.Join(shown, ", "))
 		}
 		return "", notFoundf("no run %q in %s", idOrPath, runsDir)
 	}

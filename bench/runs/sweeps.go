@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // A sweep's dimensions (spec/load.md; bench/sweep writes sweep.json).
@@ -23,10 +24,11 @@ const (
 	concDim = "concurrency"
 )
 
-// readSweepRecord reads a sweep folder's sweep.json (a regular file only).
+// readSweepRecord reads a sweep folder's sweep.json (a regular file only),
+// its text cleaned.
 func readSweepRecord(dir string) (*record.SweepSummary, error) {
 	path := filepath.Join(dir, record.SweepFile)
-	b, err := record.ReadRegular(path, 16<<20)
+	b, err := record.ReadJSON(path, 16<<20)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", record.SweepFile, err)
 	}
@@ -148,7 +150,7 @@ func ListAll(runsDir string) ([]Run, error) {
 // lock, incomplete after a crash, interrupted, failed when a cell had a
 // failed request).
 func ReadSweep(dir string) *Run {
-	r := &Run{ID: filepath.Base(dir), Dir: dir, Interrupted: true, Sweep: &Sweep{}}
+	r := &Run{ID: FolderID(dir), Dir: dir, Interrupted: true, Sweep: &Sweep{}}
 	f, err := readSweepRecord(dir)
 	if err != nil {
 		r.Err = err
@@ -158,14 +160,14 @@ func ReadSweep(dir string) *Run {
 		return r.markRunning()
 	}
 	s := f.Sweep
-	r.Name = s.Name
+	r.Name = textclean.Line(s.Name)
 	r.StartedAt = record.RunInfo{StartedAt: s.StartedAt}.StartedTime()
 	if r.StartedAt.IsZero() {
 		r.StartedAt, _ = parseFolderName(r.ID, "")
 	}
 	r.Complete = s.FinishedAt != ""
 	r.Interrupted = s.Interrupted || !r.Complete
-	r.Sweep = &Sweep{Dimension: s.Dimension, Search: s.Search, Values: s.Values, Cells: len(f.Cells),
+	r.Sweep = &Sweep{Dimension: textclean.Line(s.Dimension), Search: s.Search, Values: s.Values, Cells: len(f.Cells),
 		GoodputTarget: s.GoodputTarget, SLO: s.SLO != nil}
 	if f.Result != nil {
 		v := f.Result.MaxValue

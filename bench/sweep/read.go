@@ -14,10 +14,10 @@ import (
 const maxFileBytes = 16 << 20
 
 // ReadFile reads dir/sweep.json (a regular file only, as every reader of
-// a run folder does).
+// a run folder does), its text cleaned (record.ReadJSON).
 func ReadFile(dir string) (*File, error) {
 	path := filepath.Join(dir, record.SweepFile)
-	b, err := record.ReadRegular(path, maxFileBytes)
+	b, err := record.ReadJSON(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", record.SweepFile, err)
 	}

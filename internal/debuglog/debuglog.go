@@ -1,7 +1,9 @@
 // Package debuglog is the --log-file: JSON lines from log/slog at debug
 // level, for bug reports. Every string that goes out is redacted first
 // (a URL's user-info, and each secret the program registered with Hide),
-// so no credential reaches the file whatever a caller logs.
+// so no credential reaches the file whatever a caller logs, and cleaned
+// (textclean.Clean: a log quotes engines' answers, and `cat` or `jq -r`
+// of it would hand them to a terminal).
 package debuglog
 
 import (
@@ -13,6 +15,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Open appends to the file at path (created 0600: a log may name hosts
@@ -71,7 +75,7 @@ func (s *secrets) redact(v string) string {
 	if strings.Contains(v, "@") {
 		v = userInfo.ReplaceAllString(v, "$1")
 	}
-	return v
+	return textclean.Clean(v)
 }
 
 type redactor struct {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/internal/textclean/cleantest"
 )
 
 // Whatever a caller logs, a URL's user-info and a registered secret never
@@ -40,5 +42,21 @@ func TestRedactsCredentials(t *testing.T) {
 	json.Unmarshal([]byte(lines[0]), &first)
 	if first["level"] != "DEBUG" || first["engine"] != "http://gpu:8000/v1" {
 		t.Errorf("first line: %v", first)
+	}
+}
+
+// Text an engine sent (an error body, a model id) reaches the log
+// cleaned: read back (jq -r, a decoder), it holds no terminal control.
+func TestCleansText(t *testing.T) {
+	var b bytes.Buffer
+	l := New(&b).With("model", cleantest.Text)
+	l.Debug("engine said "+cleantest.Text, "err", errors.New(cleantest.Text), slog.Group("req", "body", cleantest.Text))
+	var m map[string]any
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		t.Fatalf("not a JSON line: %s", b.String())
+	}
+	cleantest.Clean(t, "log file", b.String())
+	for _, v := range []any{m["msg"], m["model"], m["err"], m["req"].(map[string]any)["body"]} {
+		cleantest.Check(t, "logged text", v.(string))
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aymanbagabas/go-osc52/v2"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // Terminal is where clipboard sequences go: the program's output (the
@@ -42,10 +44,12 @@ func ClipboardSequence(text string, env func(string) string) []byte {
 
 // WriteClipboard writes the clipboard sequence of text to w in one write,
 // between two frames of the renderer (which also writes whole frames).
+// It is the only writer of OSC 52, and what it copies is cleaned
+// (textclean.Clean): pasted, the text holds no terminal control.
 func WriteClipboard(w io.Writer, text string) error {
 	termMu.Lock()
 	defer termMu.Unlock()
-	_, err := w.Write(ClipboardSequence(text, os.Getenv))
+	_, err := w.Write(ClipboardSequence(textclean.Clean(text), os.Getenv))
 	return err
 }
 

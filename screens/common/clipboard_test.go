@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/textclean/cleantest"
 	"github.com/kvbench/kvbench/screens/common"
 )
 
@@ -75,4 +77,33 @@ type countingWriter struct {
 func (w *countingWriter) Write(p []byte) (int, error) {
 	w.writes++
 	return w.Buffer.Write(p)
+}
+
+// The one writer of OSC 52 copies cleaned text: what is pasted holds no
+// terminal control, whatever a folder name or a model id held.
+func TestCopyWritesCleanedText(t *testing.T) {
+	t.Setenv("TMUX", "")
+	t.Setenv("TERM", "xterm")
+	var term countingWriter
+	if err := common.WriteClipboard(&term, cleantest.Text+"\nline two"); err != nil {
+		t.Fatal(err)
+	}
+	b64 := strings.TrimSuffix(strings.TrimPrefix(term.String(), "\x1b]52;c;"), "\x07")
+	pasted, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || term.writes != 1 {
+		t.Fatalf("one OSC 52 sequence: %q (%d writes): %v", term.String(), term.writes, err)
+	}
+	cleantest.Check(t, "clipboard", string(pasted))
+	if !strings.HasSuffix(string(pasted), "end\nline two") {
+		t.Errorf("pasted %q: want the line break kept", pasted)
+	}
+}
+
+// A failure on the status line is cleaned: errors quote paths.
+func TestFailureIsCleaned(t *testing.T) {
+	msg := common.Failure(errors.New("open /runs/" + cleantest.Text + ": permission denied"))().(common.StatusMsg)
+	cleantest.Check(t, "status", msg.Text)
+	if !msg.Err {
+		t.Error("a failure is not an error")
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -63,6 +64,11 @@ func Push(s Screen) tea.Cmd      { return func() tea.Msg { return PushMsg{Screen
 func Pop() tea.Msg               { return PopMsg{} }
 func Status(text string) tea.Cmd { return func() tea.Msg { return StatusMsg{Text: text} } }
 func Failure(err error) tea.Cmd {
-	return func() tea.Msg { return StatusMsg{Text: err.Error(), Err: true} }
+	return func() tea.Msg { return StatusMsg{Text: ErrorText(err), Err: true} }
 }
 func Quit(code int) tea.Cmd { return func() tea.Msg { return QuitMsg{Code: code} } }
+
+// ErrorText is an error as a screen shows it: an error quotes paths,
+// folder names and engine answers from many layers, so its text is
+// cleaned (textclean.Line) where it is drawn.
+func ErrorText(err error) string { return textclean.Line(err.Error()) }

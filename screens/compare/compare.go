@@ -175,7 +175,7 @@ func (s *Screen) View() string {
 	var out string
 	switch {
 	case s.err != nil:
-		out = st.StatusError.Render(ansi.Wrap(s.err.Error(), w, ""))
+		out = st.StatusError.Render(ansi.Wrap(common.ErrorText(s.err), w, ""))
 	case s.sweep != nil:
 		out = s.sweepView(w)
 	case s.cmp == nil:

@@ -187,7 +187,7 @@ func (d *Doctor) View() string {
 	case d.running:
 		return st.Muted.Render("Checking " + d.engineURL + "… (esc cancels)")
 	case d.err != nil:
-		return st.Error.Render("✗ " + d.err.Error())
+		return st.Error.Render("✗ " + common.ErrorText(d.err))
 	case d.report != nil:
 		return d.reportView()
 	}

@@ -324,7 +324,7 @@ func (m *Model) View() string {
 	line(st.Header.Render("Saved profiles"))
 	switch {
 	case m.profileErr != nil:
-		line("  " + st.Error.Render(m.profileErr.Error()))
+		line("  " + st.Error.Render(common.ErrorText(m.profileErr)))
 	case len(m.profiles) == 0:
 		line("  " + st.Muted.Render("none yet: save one from the form's summary"))
 	}
@@ -340,7 +340,7 @@ func (m *Model) View() string {
 		}
 		desc := p.Workload
 		if p.Err != nil {
-			desc = st.Error.Render(p.Err.Error())
+			desc = st.Error.Render(common.ErrorText(p.Err))
 		}
 		line(cursor(it) + name + "  " + st.Muted.Render(desc))
 	}
@@ -349,7 +349,7 @@ func (m *Model) View() string {
 	line(st.Header.Render("Recent runs") + st.Muted.Render("  "+m.c.RunsDir))
 	switch {
 	case m.runsErr != nil:
-		line("  " + st.Error.Render(m.runsErr.Error()))
+		line("  " + st.Error.Render(common.ErrorText(m.runsErr)))
 	case !m.loaded:
 		line("  " + st.Muted.Render("reading…"))
 	case len(m.runs) == 0:

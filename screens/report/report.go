@@ -16,6 +16,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/bench/report/visual"
+	"github.com/kvbench/kvbench/bench/runs"
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/screens/common"
 )
 
@@ -82,7 +84,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, common.Failure(fmt.Errorf("report: %w", msg.err))
 		}
 		m.keys.Copy.SetEnabled(true)
-		return m, common.Status("report written to " + msg.path)
+		return m, common.Status("report written to " + textclean.Line(msg.path))
 	case copiedMsg:
 		if msg.to != m.id {
 			return m, nil
@@ -113,7 +115,7 @@ func copyPath(w io.Writer, path string) error { return common.WriteClipboard(w, 
 func (m *Model) View() string {
 	s := m.c.Styles
 	width := max(min(m.c.Width-8, 90), 20)
-	what := "the report of " + filepath.Base(m.runs[0])
+	what := "the report of " + runs.FolderID(m.runs[0])
 	if len(m.runs) > 1 {
 		what = "the comparison of " + strings.Join(baseNames(m.runs), " and ")
 	}
@@ -122,10 +124,10 @@ func (m *Model) View() string {
 	case !m.done:
 		lines = append(lines, s.Muted.Render(ansi.Wrap("Writing "+what+"…", width, "")))
 	case m.err != nil:
-		lines = append(lines, s.Error.Render(ansi.Wrap(m.err.Error(), width, "")))
+		lines = append(lines, s.Error.Render(ansi.Wrap(common.ErrorText(m.err), width, "")))
 	default:
 		lines = append(lines, s.Muted.Render(ansi.Wrap("Wrote "+what+" to", width, "")), "",
-			ansi.Wrap(m.path, width, "/"), "",
+			ansi.Wrap(textclean.Line(m.path), width, "/"), "",
 			s.Muted.Render("One self-contained file: open it in any browser, offline."))
 		if m.copied {
 			lines = append(lines, s.OK.Render("Path copied to the clipboard."))
@@ -147,7 +149,7 @@ func (m *Model) keyLine() string {
 func baseNames(dirs []string) []string {
 	out := make([]string, len(dirs))
 	for i, d := range dirs {
-		out[i] = filepath.Base(d)
+		out[i] = runs.FolderID(d)
 	}
 	return out
 }

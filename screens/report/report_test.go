@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kvbench/kvbench/bench/runs/runstest"
+	"github.com/kvbench/kvbench/internal/textclean/cleantest"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/screentest"
 )
@@ -127,4 +128,36 @@ func TestAFailedReportSaysWhy(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, "gone") || strings.Contains(v, "copy path") {
 		t.Errorf("dialog after a failure:\n%s", v)
 	}
+}
+
+// A run whose folder name holds terminal controls: the dialog shows its
+// id and the report's path cleaned, and copies the path cleaned.
+func TestHostileFolderNameIsShownClean(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a := runstest.Hostile(t, dir, runstest.Spec{Started: t0, Requests: 12, ReusedEvery: 2, Summary: true}, false)
+	c := screentest.Common(250, 40, t0)
+	c.RunsDir = dir
+	m := New(c, []string{a})
+	cleantest.Check(t, "report dialog, writing", m.View())
+	got, root := run(t, m, m.Init())
+	for _, msg := range root {
+		cleantest.Clean(t, "status", msg.(common.StatusMsg).Text)
+	}
+	if _, err := os.Stat(filepath.Join(a, "report.html")); err != nil {
+		t.Fatalf("the report is not in the run's folder: %v", err)
+	}
+	cleantest.Check(t, "report dialog, written", got.View())
+	var clip bytes.Buffer
+	clipboard = &clip
+	t.Cleanup(func() { clipboard = os.Stdout })
+	t.Setenv("TMUX", "")
+	t.Setenv("TERM", "xterm-256color")
+	_, cmd := got.Update(screentest.Key("c"))
+	run(t, got, cmd)
+	pasted, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(strings.TrimPrefix(clip.String(), "\x1b]52;c;"), "\x07"))
+	if err != nil {
+		t.Fatalf("clipboard %q: %v", clip.String(), err)
+	}
+	cleantest.Check(t, "copied path", string(pasted))
 }

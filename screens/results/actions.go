@@ -16,11 +16,13 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/dialog"
 )
 
-func shortID(dir string) string { return filepath.Base(dir) }
+// shortID is the run's id as shown: its folder's name, cleaned.
+func shortID(dir string) string { return runs.FolderID(dir) }
 
 // configMsg carries a run's config loaded for a new run.
 type configMsg struct {
@@ -78,7 +80,7 @@ func exportCmd(dir, path string) tea.Cmd {
 // screen's.
 func confirmDelete(c *common.Common, id, dir string, by common.ID) *dialog.Confirm {
 	return dialog.NewConfirm(c, "Delete run?",
-		fmt.Sprintf("%s\n%s\nThe folder and every file in it are removed.", id, dir),
+		fmt.Sprintf("%s\n%s\nThe folder and every file in it are removed.", id, textclean.Line(dir)),
 		deleteCmd(dir, by), explorerKeys(), dialog.Width(10, 64))
 }
 
@@ -97,7 +99,7 @@ func confirmDeleteSweep(c *common.Common, r *runs.Run, by common.ID) *dialog.Con
 		cells = r.Sweep.Cells
 	}
 	return dialog.NewConfirm(c, "Delete sweep?",
-		fmt.Sprintf("%s\n%s\nThe sweep folder and its %d cell run(s) are removed.", r.ID, r.Dir, cells),
+		fmt.Sprintf("%s\n%s\nThe sweep folder and its %d cell run(s) are removed.", r.ID, r.ShownDir(), cells),
 		deleteCmd(r.Dir, by), explorerKeys(), dialog.Width(10, 64))
 }
 

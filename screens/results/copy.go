@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/bench/runs"
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/screens/common"
 )
 
@@ -53,10 +54,13 @@ func NewCopy(c *common.Common, r *runs.Run, owner common.ID) *Copy {
 	if r.Sweep != nil {
 		what = "sweep"
 	}
+	// The id is cleaned where the folder is read; the path is cleaned
+	// here, as it is shown and copied (the command is built from dir as it
+	// is on disk, from its cleaned record).
 	d := &Copy{c: c, id: common.NewID(), owner: owner, dir: dir, sweep: r.Sweep != nil,
 		items: []copyItem{
 			{key: "i", what: what + " id", text: r.ID},
-			{key: "p", what: what + " folder", text: dir},
+			{key: "p", what: what + " folder", text: textclean.Line(dir)},
 			{key: "c", what: "command"},
 		}}
 	d.keys.Up = c.KeyMap.Up
@@ -199,7 +203,7 @@ func (d *Copy) View() string {
 		var val string
 		switch {
 		case it.err != nil:
-			val = s.Error.Render(ansi.Truncate(it.err.Error(), w-4, "…"))
+			val = s.Error.Render(ansi.Truncate(common.ErrorText(it.err), w-4, "…"))
 		case it.text == "":
 			val = s.Muted.Render("reading the record …")
 		case it.key == "c":

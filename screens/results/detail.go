@@ -19,6 +19,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/screens/common"
 )
 
@@ -355,7 +356,7 @@ func (d *Detail) View() string {
 	var body string
 	switch {
 	case d.detErr != nil:
-		body = s.StatusError.Render(d.detErr.Error())
+		body = s.StatusError.Render(common.ErrorText(d.detErr))
 	case d.tab == tabSummary:
 		if d.det == nil {
 			body = s.Muted.Render("Reading the summary …")
@@ -657,10 +658,11 @@ func flatten(v any) [][2]string {
 	return out
 }
 
+// scalar is a value as one table cell: a string unquoted, on one line.
 func scalar(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s
+		return textclean.Line(s)
 	}
 	var c bytes.Buffer
 	if json.Compact(&c, raw) == nil {
@@ -673,7 +675,7 @@ func (d *Detail) chartsView() string {
 	s := d.c.Styles
 	switch {
 	case d.idxErr != nil:
-		return s.StatusError.Render(d.idxErr.Error())
+		return s.StatusError.Render(common.ErrorText(d.idxErr))
 	case d.idx == nil:
 		return s.Muted.Render("Indexing requests … the charts appear when every line is read.")
 	}

@@ -681,7 +681,7 @@ func (l *List) View() string {
 	case !l.loaded:
 		parts = append(parts, s.Muted.Render("Reading "+l.c.RunsDir+" …"))
 	case l.err != nil:
-		parts = append(parts, s.StatusError.Render(l.err.Error()))
+		parts = append(parts, s.StatusError.Render(common.ErrorText(l.err)))
 	case len(l.all) == 0:
 		parts = append(parts, s.Muted.Render("No runs in "+l.c.RunsDir+" yet.\nStart one with: kvbench run --engine-url builtin --workload long-doc-qa"))
 	case len(l.view) == 0:

@@ -103,7 +103,7 @@ func (d *Receipt) content() string {
 	_ = json.Unmarshal(d.raw, &r)
 	var b []string
 	if d.err != nil {
-		b = append(b, s.StatusError.Render(d.err.Error()), "")
+		b = append(b, s.StatusError.Render(common.ErrorText(d.err)), "")
 	}
 	// Timings first: what a reader looks for, in milliseconds from the
 	// request's submission.

@@ -9,6 +9,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/screens/common"
 )
 
 // receiptContext is what the run knows of a request beyond its line:
@@ -116,7 +117,7 @@ func (d *Receipt) qualitySection(r *sender.Result, w int) []string {
 	case !d.ctx.rag || r.Phase != sender.PhaseMeasured && ps == nil:
 		return nil
 	case d.ctx.qualityErr != nil:
-		return []string{title, "  " + s.StatusError.Render(d.ctx.qualityErr.Error())}
+		return []string{title, "  " + s.StatusError.Render(common.ErrorText(d.ctx.qualityErr))}
 	case ps == nil:
 		return []string{title, s.Muted.Render("  no sample of this request in the file")}
 	}

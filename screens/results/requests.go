@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/screens/common"
 )
 
 // requestTable is the per-request table of a run. Only a window of rows
@@ -330,7 +331,7 @@ func (t *requestTable) view(d *Detail) string {
 	n := t.total()
 	switch {
 	case t.err != nil:
-		lines = append(lines, s.StatusError.Render(t.err.Error()))
+		lines = append(lines, s.StatusError.Render(common.ErrorText(t.err)))
 	case n == 0 && t.idx == nil && t.filter != runs.All:
 		lines = append(lines, s.Muted.Render("Indexing requests … the filter applies when every line is read."))
 	case n == 0 && t.idx == nil:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -36,7 +37,10 @@ type ring struct {
 
 const logCapacity = 1000
 
+// add keeps l; its text is cleaned for one line (textclean.Line): the
+// log quotes engines' errors, model ids and paths.
 func (r *ring) add(l logLine) {
+	l.text = textclean.Line(l.text)
 	if !r.full {
 		r.lines = append(r.lines, l)
 		if len(r.lines) == logCapacity {

@@ -271,7 +271,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.preparing = false
 		if msg.Err != nil {
-			m.err = msg.Err.Error()
+			m.err = common.ErrorText(msg.Err)
 			return m, common.Failure(msg.Err)
 		}
 		return m, HandOver(msg)

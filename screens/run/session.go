@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/screens/common"
 )
 
@@ -39,8 +40,8 @@ func InfoOf(r *bench.Runner) Info {
 	p := r.Prepared()
 	return Info{
 		Workload: p.Config.Workload(),
-		Engine:   p.DisplayURL(),
-		Model:    p.RequestModel(),
+		Engine:   textclean.Line(p.DisplayURL()), // shown in the header
+		Model:    p.RequestModel(),               // cleaned in the config (a label)
 		ID:       r.ID(),
 		Dir:      r.Dir(),
 		Config:   p.Config.Clone(),

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -47,7 +46,7 @@ func (m *Model) read() tea.Cmd {
 	return func() tea.Msg {
 		f, err := bsweep.ReadFile(dir)
 		if err != nil {
-			return readMsg{to: to, err: fmt.Errorf("sweep %s: %w", filepath.Base(dir), err)}
+			return readMsg{to: to, err: fmt.Errorf("sweep %s: %w", runs.FolderID(dir), err)}
 		}
 		return readMsg{to: to, file: f, workload: runs.ReadSweep(dir).Workload}
 	}

@@ -8,7 +8,6 @@ package sweep
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +19,9 @@ import (
 
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
 	bsweep "github.com/kvbench/kvbench/bench/sweep"
+	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/curve"
 	"github.com/kvbench/kvbench/screens/dialog"
@@ -210,7 +211,7 @@ func (m *Model) Typing() bool     { return false }
 
 func (m *Model) Title() string {
 	if m.review {
-		return "Sweep " + filepath.Base(m.dir)
+		return "Sweep " + runs.FolderID(m.dir)
 	}
 	return "Sweep"
 }
@@ -226,7 +227,7 @@ func (m *Model) View() string {
 	var b strings.Builder
 	if m.review && m.file == nil {
 		if m.loadErr != nil {
-			return st.Error.Render(fit(m.loadErr.Error(), m.w))
+			return st.Error.Render(fit(common.ErrorText(m.loadErr), m.w))
 		}
 		return st.Muted.Render(fit("Reading "+record.SweepFile+" …", m.w))
 	}
@@ -242,7 +243,7 @@ func (m *Model) View() string {
 	case m.review:
 		b.WriteString(m.reviewLine() + "\n")
 	case m.done && m.err != nil:
-		b.WriteString(st.Error.Render(fit("stopped: "+m.err.Error(), m.w)) + "\n")
+		b.WriteString(st.Error.Render(fit("stopped: "+common.ErrorText(m.err), m.w)) + "\n")
 	case m.done:
 		line := fmt.Sprintf("done: %d cell(s), exit %d", len(m.cells), m.code)
 		if m.result != nil {
@@ -285,7 +286,7 @@ func (m *Model) View() string {
 		b.WriteString(m.table(tableRows))
 	}
 	if m.dir != "" && m.h > 0 {
-		b.WriteString("\n" + st.Muted.Render(fit(m.dir, m.w)))
+		b.WriteString("\n" + st.Muted.Render(fit(textclean.Line(m.dir), m.w)))
 	}
 	return b.String()
 }

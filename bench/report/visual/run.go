@@ -109,7 +109,7 @@ type reqLine struct {
 // LoadRun reads one run folder. A folder without a summary (a crash) is
 // summarised from its requests.jsonl and marked incomplete.
 func LoadRun(dir string) (*Run, error) {
-	r := &Run{ID: filepath.Base(dir), Dir: dir}
+	r := &Run{ID: runs.FolderID(dir), Dir: dir}
 	for _, f := range []string{record.SummaryFile, record.RequestsFile, record.ConfigFile, MetricsFile} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("run %s: %s is %w", r.ID, f, errNotRegular)

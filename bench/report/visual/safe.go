@@ -22,10 +22,12 @@ const maxJSONFile = 64 << 20
 var errNotRegular = record.ErrNotRegular
 
 // openRegular and readSmall are the record's safe readers: regular files
-// only, never blocking on a FIFO.
+// only, never blocking on a FIFO; readSmall's JSON comes with its text
+// cleaned (record.ReadJSON), so names reach the page and the charts' SVG
+// as text XML takes.
 var openRegular = record.OpenRegular
 
-func readSmall(path string) ([]byte, error) { return record.ReadRegular(path, maxJSONFile) }
+func readSmall(path string) ([]byte, error) { return record.ReadJSON(path, maxJSONFile) }
 
 // eachLine calls fn with every non-blank line of a regular file, without
 // its line end. A line longer than MaxLine, or one holding a NUL (a file

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // SweepCell is one cell of sweep.json: the record's type. Figures a
@@ -69,7 +71,7 @@ type sweepJSON struct {
 // cells (a cell whose folder is missing or unreadable is left out of the
 // per-cell charts, never fatal).
 func LoadSweep(dir string) (*Sweep, error) {
-	id := filepath.Base(dir)
+	id := runs.FolderID(dir)
 	b, err := readSmall(filepath.Join(dir, record.SweepFile))
 	if err != nil {
 		return nil, fmt.Errorf("sweep %s: %w", id, err)
@@ -83,7 +85,7 @@ func LoadSweep(dir string) (*Sweep, error) {
 		return nil, fmt.Errorf("sweep %s: %s: %w", id, record.SweepFile, err)
 	}
 	s := &Sweep{
-		ID: id, Dir: dir, Name: j.Sweep.Name, Dimension: j.Sweep.Dimension,
+		ID: id, Dir: dir, Name: textclean.Line(j.Sweep.Name), Dimension: textclean.Line(j.Sweep.Dimension),
 		ToolVersion: j.Tool.Version, StartedAt: j.Sweep.StartedAt, FinishedAt: j.Sweep.FinishedAt,
 		Interrupted: j.Sweep.Interrupted, GoodputTarget: j.Sweep.GoodputTarget,
 		Cells: j.Cells, summary: n,
@@ -95,7 +97,7 @@ func LoadSweep(dir string) (*Sweep, error) {
 		s.Search = true
 	}
 	if j.Sweep.ID != "" {
-		s.ID = j.Sweep.ID
+		s.ID = textclean.Line(j.Sweep.ID)
 	}
 	if j.Result != nil {
 		s.MaxValue, s.GoodFractionAtMax = j.Result.MaxValue, j.Result.GoodFractionAtMax

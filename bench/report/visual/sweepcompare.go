@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // ErrSweepMismatch is why two sweeps cannot be overlaid: one varies the
@@ -18,7 +19,8 @@ import (
 var ErrSweepMismatch = errors.New("sweeps of different dimensions")
 
 // ResolveSweep finds a sweep folder named by id in runsDir, by a unique
-// prefix of one, or by path; ok is false when the name is no sweep.
+// prefix of one (as runs.FolderID shows it or as it is on disk), or by
+// path; ok is false when the name is no sweep.
 func ResolveSweep(runsDir, name string) (dir string, ok bool) {
 	if dir, ok := sweepDir(runsDir, name); ok {
 		return dir, true
@@ -29,7 +31,8 @@ func ResolveSweep(runsDir, name string) (dir string, ok bool) {
 	entries, _ := os.ReadDir(runsDir)
 	var hits []string
 	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), name) && record.IsSweepDir(filepath.Join(runsDir, e.Name())) {
+		match := strings.HasPrefix(e.Name(), name) || strings.HasPrefix(textclean.Line(e.Name()), name)
+		if e.IsDir() && match && record.IsSweepDir(filepath.Join(runsDir, e.Name())) {
 			hits = append(hits, e.Name())
 		}
 	}
