@@ -558,6 +558,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--ktp-docs-per-request must be <= --ktp-pool-size %d (got %d)", pool, c.Int("ktp_docs_per_request"))
 		}
 	}
+	if w == TraceReplay {
+		if err := checkTraceFile(c.String("tr_file")); err != nil {
+			return err
+		}
+	}
 	if w == RAGQAQuality {
 		for _, kv := range c.StringList("rag_template_kwargs") {
 			if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
@@ -595,6 +600,32 @@ func (c *Config) Percentiles() []float64 {
 		ps, _ = ParsePercentiles("")
 	}
 	return ps
+}
+
+// checkTraceFile refuses a --tr-file that exists but is not a regular
+// file, before anything starts: a FIFO would block, a device such as
+// /dev/zero never end, and the trace is read twice (spec/trace.md). A
+// missing file is left to the workload, which names it when it opens it.
+func checkTraceFile(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	st, err := os.Stat(path) // never opens: a FIFO does not block
+	if err != nil || st.Mode().IsRegular() {
+		return nil
+	}
+	kind := "not a plain file"
+	switch m := st.Mode(); {
+	case m.IsDir():
+		kind = "a directory"
+	case m&os.ModeNamedPipe != 0:
+		kind = "a FIFO"
+	case m&os.ModeSocket != 0:
+		kind = "a socket"
+	case m&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("--tr-file %s: not a regular file (%s); give a trace file", path, kind)
 }
 
 // ParseObject decodes a JSON object given on the command line.

@@ -234,6 +234,9 @@ func TestValidateNamesFlagAndRange(t *testing.T) {
 		"--ldqa-shuffle-policy=abc":                   `--ldqa-shuffle-policy must be one of random, tile (got "abc")`,
 		"--workload=nope":                             `--workload must be one of`,
 		"--extra-body=[1]":                            "--extra-body: must be a JSON object",
+		"--tr-speedup=1e-300":                         "--tr-speedup must be in [0.001, 1000000] (got 1e-300)",
+		"--tr-speedup=1e9":                            "--tr-speedup must be in [0.001, 1000000] (got 1e+09)",
+		"--tr-file=/":                                 "--tr-file /: not a regular file (a directory)",
 	}
 	for arg, want := range cases {
 		wl := "long-doc-qa"
@@ -248,6 +251,8 @@ func TestValidateNamesFlagAndRange(t *testing.T) {
 			wl = "long-doc-permutator"
 		case strings.HasPrefix(arg, "--mrc"):
 			wl = "multi-round-chat"
+		case strings.HasPrefix(arg, "--tr"):
+			wl = "trace-replay"
 		}
 		args := []string{"--workload", wl, arg}
 		if strings.HasPrefix(arg, "--workload") {

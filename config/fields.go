@@ -358,7 +358,7 @@ var Fields = []Field{
 	choice(wl(TraceReplay, "format", String, "auto", "trace format (auto: bailian when lines have chat_id)"), "auto", "mooncake", "bailian"),
 	wl(TraceReplay, "block-size", Int, 0, "tokens per hash id (0: the format's, mooncake 512, bailian 16)").withMin(0, false).withMax(MaxTokens, false),
 	wl(TraceReplay, "skip-invalid", Bool, false, "count and skip invalid lines instead of stopping"),
-	wl(TraceReplay, "speedup", Float, 1.0, "divide every timestamp by this").withMin(0, true).withMax(1e9, false),
+	wl(TraceReplay, "speedup", Float, 1.0, "divide every timestamp by this").withMin(MinTraceSpeedup, false).withMax(MaxTraceSpeedup, false),
 	wl(TraceReplay, "start", Int, 0, "skip the first lines of the file").withMin(0, false).withMax(1e12, false),
 	wl(TraceReplay, "limit", Int, 0, "replay at most this many lines (0: all)").withMin(0, false).withMax(1e12, false),
 	wl(TraceReplay, "max-input-tokens", Int, 0, "skip longer requests (0: what the engine's context allows)").withMin(0, false).withMax(MaxTokens, false),
@@ -396,6 +396,8 @@ const (
 	MaxRate            = 1_000_000  // requests per second
 	MaxDurationSeconds = 10_000_000 // about 116 days
 	MaxSeed            = 1 << 53    // exact in JSON
+	MinTraceSpeedup    = 1e-3       // --tr-speedup: a trace stretched 1000x at most
+	MaxTraceSpeedup    = 1e6        // --tr-speedup: 1 s of trace in 1 us at most
 )
 
 func choice(f Field, choices ...string) Field { f.Choices = choices; return f }

@@ -12,6 +12,12 @@ import (
 // gibibyte is LMCache's "GB": tokens-per-GB figures divide 2^30 bytes.
 const gibibyte = 1 << 30
 
+// MaxModelLenLimit bounds --max-model-len, and so every max_tokens the
+// simulator accepts: a request whose prompt plus max_tokens is over
+// --max-model-len gets a 400, as from vLLM, so no reply is longer than
+// 2^30 tokens.
+const MaxModelLenLimit = 1 << 30
+
 // Config is everything the simulated engine can be told. DefaultConfig gives
 // the contract's defaults; RegisterFlags exposes every field as a flag.
 type Config struct {
@@ -40,7 +46,7 @@ type Config struct {
 	FixedTTFT time.Duration // measuring mode: every TTFT is exactly this
 	FixedITL  time.Duration // measuring mode: every gap between chunks is exactly this
 
-	MaxModelLen  int   // longest prompt + completion, in tokens
+	MaxModelLen  int   // longest prompt + completion, in tokens (at most MaxModelLenLimit)
 	MaxBodyBytes int64 // largest request body accepted
 
 	// Faults: each rate is a probability in [0,1], drawn per request from a
@@ -179,8 +185,8 @@ func (c Config) Validate() error {
 	if c.ZeroLatency && c.fixedMode() {
 		return fmt.Errorf("--zero-latency cannot be combined with --fixed-ttft or --fixed-itl")
 	}
-	if c.MaxModelLen < 2 {
-		return fmt.Errorf("--max-model-len must be >= 2 (got %d)", c.MaxModelLen)
+	if c.MaxModelLen < 2 || c.MaxModelLen > MaxModelLenLimit {
+		return fmt.Errorf("--max-model-len must be in [2, %d] (got %d)", MaxModelLenLimit, c.MaxModelLen)
 	}
 	if c.MaxBodyBytes < 1024 {
 		return fmt.Errorf("--max-body-bytes must be >= 1024 (got %d)", c.MaxBodyBytes)

@@ -233,8 +233,8 @@ func (s *Server) parseJob(kind endpoint, req *generateRequest) (*job, error) {
 		}
 		maxTokens = new(int)
 		*maxTokens = limit - p
-	} else if p+*maxTokens > limit {
-		return nil, badf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d in the completion). Please reduce the length of the %s or completion.", limit, p+*maxTokens, p, where, *maxTokens, where)
+	} else if *maxTokens > limit-p { // not p+max_tokens: a huge max_tokens would overflow past the check
+		return nil, badf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d in the completion). Please reduce the length of the %s or completion.", limit, uint64(p)+uint64(*maxTokens), p, where, *maxTokens, where)
 	}
 	if req.MinTokens > *maxTokens {
 		return nil, badf("min_tokens must be less than or equal to max_tokens=%d, got %d.", *maxTokens, req.MinTokens)

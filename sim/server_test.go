@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -222,6 +223,9 @@ func TestErrors(t *testing.T) {
 		{"prompt over max-model-len", "/v1/completions", map[string]any{"prompt": ids(1, 101), "max_tokens": 1}, 400},
 		{"prompt plus max_tokens over max-model-len", "/v1/completions", map[string]any{"prompt": ids(1, 60), "max_tokens": 41}, 400},
 		{"prompt at max-model-len, no max_tokens", "/v1/completions", map[string]any{"prompt": ids(1, 100)}, 400},
+		// Prompt plus max_tokens would wrap past the int range: still over.
+		{"max_tokens 2^63-1", "/v1/completions", map[string]any{"prompt": ids(1, 60), "max_tokens": int64(math.MaxInt64)}, 400},
+		{"max_tokens 2^63-59 (the sum wraps negative)", "/v1/completions", map[string]any{"prompt": ids(1, 60), "max_tokens": int64(math.MaxInt64 - 58)}, 400},
 		{"oversized body", "/v1/completions", map[string]any{"prompt": strings.Repeat("hi ", 2000)}, 413},
 		{"unknown model (tokenize)", "/tokenize", map[string]any{"model": "x", "prompt": "hi"}, 404},
 	}
@@ -319,6 +323,7 @@ func TestValidate(t *testing.T) {
 		{"--fixed-ttft", func(c *Config) { c.FixedTTFT = -1 }},
 		{"--zero-latency", func(c *Config) { c.ZeroLatency = true; c.FixedITL = 1 }},
 		{"--max-model-len", func(c *Config) { c.MaxModelLen = 0 }},
+		{"--max-model-len", func(c *Config) { c.MaxModelLen = MaxModelLenLimit + 1 }},
 		{"--max-body-bytes", func(c *Config) { c.MaxBodyBytes = 10 }},
 		{"--fault-http-500", func(c *Config) { c.FaultHTTP500 = 1.5 }},
 		{"--fault-midstream-error", func(c *Config) { c.FaultMidstreamError = -0.1 }},

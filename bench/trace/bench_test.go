@@ -27,3 +27,21 @@ func BenchmarkReleaseConversationTurn(b *testing.B) {
 		ex.Expect(hashes, n, scratch, ids)
 	}
 }
+
+// BenchmarkReadFixture reads the Mooncake fixture's 300 lines (3.9M
+// prompt tokens): one allocation per line, its hash ids.
+func BenchmarkReadFixture(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		r, err := Open(mooncakeFixture, Mooncake, 512)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		r.Close()
+	}
+}

@@ -88,7 +88,7 @@ func TestBailianLinesAndSeconds(t *testing.T) {
 		t.Errorf("chat links: %+v", reqs[2])
 	}
 	if got := reqs[5].HashIDs; len(got) != 1 || got[0] != 100 {
-		t.Errorf("ids past the input are dropped: %v", got)
+		t.Errorf("the last line's ids: %v", got)
 	}
 }
 

@@ -65,7 +65,9 @@ type TraceReplay struct {
 	words     []string // text mode
 
 	// From the validation pass.
-	replayable     int // lines to send (after skips)
+	owned          lineSet // the lines this shard sends; nil unsharded: all
+	invalid        lineSet // the lines skipped as invalid
+	replayable     int     // lines to send (after skips)
 	skippedInvalid int
 	skippedTooLong int
 	traceSpan      time.Duration
@@ -137,23 +139,27 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 
 	// Everything the file can get wrong is found before the engine is
 	// asked anything.
-	inputs, err := w.validate()
+	sums, err := w.validate()
 	if err != nil {
 		return nil, err
+	}
+	if !w.shaped && w.traceSpan.Seconds()/w.speedup > config.MaxDurationSeconds {
+		return nil, fmt.Errorf("--tr-speedup %g stretches the trace's %.0f s to %.0f s, longer than a run may last (%d s); raise --tr-speedup",
+			w.speedup, w.traceSpan.Seconds(), w.traceSpan.Seconds()/w.speedup, config.MaxDurationSeconds)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if w.maxInput == 0 && p.Engine != nil {
 		if n := maxModelLen(ctx, p.Engine); n > 0 {
 			w.maxInput, w.fromEngine = n, true
+			for _, sum := range sums {
+				if int(sum) > n {
+					w.skippedTooLong++
+				}
+			}
 		}
 	}
-	for _, io := range inputs {
-		if w.tooLong(int(io[0]), int(io[1])) {
-			w.skippedTooLong++
-		}
-	}
-	w.replayable = len(inputs) - w.skippedTooLong
+	w.replayable -= w.skippedTooLong
 	if err := w.choosePromptMode(ctx); err != nil {
 		return nil, err
 	}
@@ -197,9 +203,12 @@ func (w *TraceReplay) tooLong(in, out int) bool {
 }
 
 // validate reads the trace once: every line in range must parse (or is
-// counted with --tr-skip-invalid); it returns each replayable line's
-// input and output lengths.
-func (w *TraceReplay) validate() ([][2]int32, error) {
+// counted with --tr-skip-invalid). It counts the lines this shard sends
+// (replayable) and, sharded, keeps which lines those are (the Owner's
+// chat ids die with this pass). With --tr-max-input-tokens it counts the
+// too long ones too; without, it returns each such line's input plus
+// max_tokens, for the engine's context once it is known, in 4 bytes.
+func (w *TraceReplay) validate() ([]int32, error) {
 	r, err := trace.Open(w.file, w.format, w.block)
 	if err != nil {
 		return nil, err
@@ -211,7 +220,10 @@ func (w *TraceReplay) validate() ([][2]int32, error) {
 	skip := w.p.Config.Bool("tr_skip_invalid")
 	sh := w.p.shard()
 	owner := trace.NewOwner(sh.Index, sh.Count)
-	var out [][2]int32
+	if sh.Count > 1 {
+		w.owned = lineSet{}
+	}
+	var sums []int32
 	lines := 0
 	var first, last time.Duration
 	for n := 0; w.limit == 0 || n < w.limit; n++ {
@@ -225,6 +237,7 @@ func (w *TraceReplay) validate() ([][2]int32, error) {
 				return nil, fmt.Errorf("%w (--tr-skip-invalid skips such lines)", err)
 			}
 			w.skippedInvalid++
+			w.invalid.add(le.Line)
 			continue
 		}
 		if err != nil {
@@ -235,15 +248,28 @@ func (w *TraceReplay) validate() ([][2]int32, error) {
 		}
 		lines++
 		last = q.Timestamp
-		if owner.Owns(&q) {
-			out = append(out, [2]int32{int32(min(q.InputLength, 1<<30)), int32(min(q.OutputLength, 1<<30))})
+		if !owner.Owns(&q) {
+			continue
+		}
+		w.replayable++
+		if sh.Count > 1 {
+			w.owned.add(q.Line)
+		}
+		switch {
+		case w.maxInput > 0:
+			if w.tooLong(q.InputLength, q.OutputLength) {
+				w.skippedTooLong++
+			}
+		default:
+			// Both lengths are bounded by the reader: the sum is under 2^31.
+			sums = append(sums, int32(q.InputLength+maxTokens(q.OutputLength)))
 		}
 	}
 	if lines == 0 {
 		return nil, fmt.Errorf("--tr-file %s: no request to replay (%d lines skipped as invalid)", w.file, w.skippedInvalid)
 	}
 	w.traceSpan = last - first
-	return out, nil
+	return sums, nil
 }
 
 // choosePromptMode learns what the engine can take and settles the mode
@@ -330,6 +356,7 @@ func (w *TraceReplay) verifyText(ctx context.Context, tk *tokenizer) error {
 	}
 	defer r.Close()
 	r.Skip(w.start)
+	r.PassOver(w.invalid.has)
 	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Config.Int("seed")), w.salt, 0)
 	checked := 0
 	for n := 0; checked < 3 && (w.limit == 0 || n < w.limit); n++ {
@@ -397,9 +424,10 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 	if err := r.Skip(w.start); err != nil {
 		return err
 	}
+	r.PassOver(w.invalid.has)
 	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Config.Int("seed")), w.salt, 0)
 	ex := trace.NewExpector(blocks, w.engineBlock, w.lruTokens)
-	env.Phase("measuring", w.replayable, time.Duration(float64(w.traceSpan)/w.speedup))
+	env.Phase("measuring", w.replayable, w.scaled(w.traceSpan))
 
 	// One goroutine builds the requests in file order (prompts and
 	// expectations), up to prepareAhead ahead of the one due next; the
@@ -459,8 +487,6 @@ type preparedRequest struct {
 // send still feed the expectations: they warm the engine's cache.
 func (w *TraceReplay) prepare(ctx context.Context, r *trace.Reader, blocks *trace.Blocks, ex *trace.Expector, ready chan<- preparedRequest) error {
 	var scratch, other []uint32
-	sh := w.p.shard()
-	owner := trace.NewOwner(sh.Index, sh.Count)
 	var start time.Time
 	var t0 time.Duration
 	for n := 0; w.limit == 0 || n < w.limit; n++ {
@@ -475,14 +501,17 @@ func (w *TraceReplay) prepare(ctx context.Context, r *trace.Reader, blocks *trac
 		if err != nil {
 			return err
 		}
+		// The validation pass assigned the lines, conversations whole:
+		// only its set of line numbers outlives it.
+		mine := w.owned == nil || w.owned.has(q.Line)
 		if w.tooLong(q.InputLength, q.OutputLength) {
 			continue
 		}
 		if start.IsZero() {
 			start, t0 = time.Now(), q.Timestamp
 		}
-		due := start.Add(time.Duration(float64(q.Timestamp-t0) / w.speedup))
-		if !owner.Owns(&q) {
+		due := start.Add(w.scaled(q.Timestamp - t0))
+		if !mine {
 			scratch = blocks.Prompt(scratch[:0], q.HashIDs, q.InputLength)
 			other = other[:0]
 			for _, k := range scratch {
@@ -521,6 +550,26 @@ func (w *TraceReplay) prepare(ctx context.Context, r *trace.Reader, blocks *trac
 		}
 	}
 	return nil
+}
+
+// lineSet is a set of line numbers, one bit each.
+type lineSet []uint64
+
+func (s *lineSet) add(n int) {
+	for n/64 >= len(*s) {
+		*s = append(*s, 0)
+	}
+	(*s)[n/64] |= 1 << (n % 64)
+}
+
+func (s lineSet) has(n int) bool { return n/64 < len(s) && s[n/64]&(1<<(n%64)) != 0 }
+
+// scaled is a span of trace time on the replay's clock. Timestamps are
+// bounded and never go back (the reader), and the speedup's range with
+// the check in newTraceReplay keeps the result within a run's longest
+// duration.
+func (w *TraceReplay) scaled(d time.Duration) time.Duration {
+	return time.Duration(min(float64(d)/w.speedup, float64(config.MaxDurationSeconds*time.Second)))
 }
 
 // sleepUntil waits for t; false when ctx ended first.
