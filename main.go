@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/errs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ Run it with no arguments on a terminal for the full-screen application.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cli.IsTTY() {
 				fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
-				return cli.ExitCode(2)
+				return cli.ExitCode(errs.ExitUsage)
 			}
 			if code := app.RunHome(cmd.Context()); code != 0 {
 				return cli.ExitCode(code)
@@ -42,6 +43,7 @@ Run it with no arguments on a terminal for the full-screen application.`,
 	root.AddCommand(cli.NewRunCommand(), sim.NewCommand(), cli.NewVersionCommand())
 	cli.AddCommands(root)
 	cli.AddLogFile(root)
+	cli.UsageErrors(root)
 	return root
 }
 

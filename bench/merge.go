@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/errs"
 	"hash/fnv"
 	"io"
 	"math"
@@ -312,6 +313,7 @@ type WriteError struct{ Err error }
 
 func (e *WriteError) Error() string { return e.Err.Error() }
 func (e *WriteError) Unwrap() error { return e.Err }
+func (e *WriteError) ExitCode() int { return errs.ExitRecord }
 
 // shardRun is the folders of one sharded run, ordered by index, with
 // the indexes missing and the config.json merge loads.

@@ -29,6 +29,7 @@ type EngineError struct{ Err error }
 
 func (e *EngineError) Error() string { return e.Err.Error() }
 func (e *EngineError) Unwrap() error { return e.Err }
+func (e *EngineError) ExitCode() int { return errs.ExitEngine }
 
 // IsEngineUnavailable reports whether err is an *EngineError.
 func IsEngineUnavailable(err error) bool {

@@ -334,17 +334,11 @@ type rawJSON []byte
 func (j rawJSON) MarshalJSON() ([]byte, error) { return j, nil }
 
 // UsageError is a configuration problem found before anything was sent
-// (exit code 2).
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// (exit code 2): the one usage error of every command.
+type UsageError = errs.Usage
 
 // IsUsage reports whether err is a usage or configuration error.
-func IsUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
-}
+func IsUsage(err error) bool { return errs.IsUsage(err) }
 
 // Dir is the run folder.
 func (r *Runner) Dir() string { return r.rec.Dir() }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/errs"
 	"io"
 	"net/url"
 	"os"
@@ -97,7 +98,7 @@ func runDoctor(cmd *cobra.Command, f doctorFlags) error {
 		rep.EngineURL = display
 	}
 	if ctx.Err() != nil && cmd.Context().Err() == nil {
-		return ExitCode(130)
+		return ExitCode(errs.ExitInterrupted)
 	}
 	out := cmd.OutOrStdout()
 	switch {
@@ -114,7 +115,7 @@ func runDoctor(cmd *cobra.Command, f doctorFlags) error {
 		writeDoctorPlain(out, rep)
 	}
 	if rep.Failed() {
-		return ExitCode(1)
+		return ExitCode(errs.ExitFailed)
 	}
 	return nil
 }

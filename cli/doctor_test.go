@@ -28,6 +28,7 @@ import (
 func runDoctorCmd(t *testing.T, args ...string) (stdout string, code int, msg string) {
 	t.Helper()
 	cmd := NewDoctorCommand()
+	UsageErrors(cmd) // as the root does for every command
 	var out, errb bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errb)

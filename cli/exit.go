@@ -6,12 +6,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/errs"
+	"github.com/spf13/cobra"
 	"os"
 	"strings"
 
 	"golang.org/x/term"
 
-	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/internal/textclean"
 )
 
@@ -20,12 +21,11 @@ import (
 type ExitCode int
 
 func (e ExitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+func (e ExitCode) ExitCode() int { return int(e) }
 
 // UsageError is a usage or configuration problem: exit code 2, one line.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// It is the core's own (errs.Usage), so no layer re-wraps another's.
+type UsageError = errs.Usage
 
 // Usagef returns a usage error.
 func Usagef(format string, args ...any) error {
@@ -38,26 +38,14 @@ func Code(err error) (int, string) {
 	if err == nil {
 		return 0, ""
 	}
-	var ec ExitCode
-	if errors.As(err, &ec) {
-		return int(ec), ""
+	var printed ExitCode
+	if errors.As(err, &printed) {
+		return int(printed), ""
 	}
-	var ue *UsageError
-	if errors.As(err, &ue) {
-		return 2, oneLine(ue.Error())
+	if code, ok := errs.CodeOf(err); ok {
+		return code, oneLine(err.Error())
 	}
-	if bench.IsEngineUnavailable(err) {
-		return 3, oneLine(err.Error())
-	}
-	msg := err.Error()
-	// cobra's own flag and argument errors are usage errors.
-	for _, p := range []string{"unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument",
-		"unknown command", "accepts ", "requires at least", "requires exactly", "required flag", "bad flag syntax"} {
-		if strings.Contains(msg, p) {
-			return 2, oneLine(msg)
-		}
-	}
-	return 1, oneLine(msg)
+	return errs.ExitFailed, oneLine(err.Error())
 }
 
 // oneLine is the first line of an error, cleaned (textclean.Line): an
@@ -87,3 +75,33 @@ func fullScreenTerm(t string) bool { return t != "" && t != "dumb" }
 
 // StderrTTY reports whether stderr is a terminal (progress cadence).
 func StderrTTY() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
+
+// UsageErrors makes cobra's own errors usage errors where they arise, so
+// the exit code travels on the error instead of being guessed from its
+// words: bad flags and values (every command's flag error function) and
+// wrong arguments, an unknown command among them (every command's Args).
+// It walks root's commands; call it once the tree is built.
+func UsageErrors(root *cobra.Command) {
+	flagErr := root.FlagErrorFunc()
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if err = flagErr(c, err); !errs.IsUsage(err) {
+			err = &UsageError{Err: err}
+		}
+		return err
+	})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if err := args(cmd, a); err != nil {
+					return &UsageError{Err: err}
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}

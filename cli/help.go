@@ -108,6 +108,11 @@ func decorateHelp(root *cobra.Command) {
 // suggestFlagError adds the nearest valid flag to an unknown-flag error.
 // The message still starts with "unknown flag" (a usage error, exit 2).
 func suggestFlagError(c *cobra.Command, err error) error {
+	return &UsageError{Err: suggestFlag(c, err)}
+}
+
+// suggestFlag adds the nearest flags to an unknown flag's error.
+func suggestFlag(c *cobra.Command, err error) error {
 	msg := err.Error()
 	var typed string
 	switch {

@@ -228,3 +228,20 @@ func TestUnknownFlagThroughBinary(t *testing.T) {
 		}
 	}
 }
+
+// cobra's own errors carry exit code 2 on the error (UsageErrors), not by
+// their words: an unknown command, a wrong number of arguments, a value
+// a flag refuses.
+func TestCobraErrorsCarryUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"nosuchcommand"},
+		{"compare", "only-one"},
+		{"run", "--seed", "x"},
+		{"run", "--idle-timeout"},
+	} {
+		r := testbin.Run(t, 30*time.Second, nil, args...)
+		if r.Code != 2 || !strings.HasPrefix(r.Stderr, "kvbench: ") || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("kvbench %q: exit %d, stderr %q; want exit 2 and one line", args, r.Code, r.Stderr)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/errs"
 
 	"github.com/spf13/cobra"
 
@@ -55,7 +56,7 @@ not be written.`,
 				return &UsageError{Err: err}
 			case errors.As(err, &we):
 				fmt.Fprintf(stderr, "kvbench: merge: the merged record is incomplete: %s\n", textclean.Line(err.Error()))
-				return ExitCode(4)
+				return ExitCode(errs.ExitRecord)
 			case err != nil:
 				return err
 			}
@@ -66,7 +67,7 @@ not be written.`,
 				fmt.Fprintf(stderr, "kvbench: %d shard(s) merged into %s\n", len(m.Summary.Shards), textclean.Line(m.Dir))
 			}
 			if m.Summary.Run.ExitCode != 0 {
-				return ExitCode(1)
+				return ExitCode(errs.ExitFailed)
 			}
 			return nil
 		},
