@@ -121,7 +121,7 @@ func Merge(o MergeOptions) (*Merged, error) {
 	if err := cfg.LoadRecordJSON(set.configPath, set.config); err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateRecorded(); err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("merge: %s: %v", shards[0].dir, err)}
 	}
 

@@ -516,6 +516,22 @@ func (c *Config) WarmupPolicy() string {
 // Validate checks every value against its field's range and the
 // cross-field rules; the error names the flag and the allowed range.
 func (c *Config) Validate() error {
+	if err := c.ValidateRecorded(); err != nil {
+		return err
+	}
+	// What the settings name on this machine: a trace must be a regular
+	// file before anything starts.
+	if c.Workload() == TraceReplay {
+		return checkTraceFile(c.String("tr_file"))
+	}
+	return nil
+}
+
+// ValidateRecorded checks the settings alone, not the files they name: a
+// recorded config (kvbench merge) is checked without opening or stating
+// its trace, which merge never reads and which may not be on this
+// machine.
+func (c *Config) ValidateRecorded() error {
 	w := c.Workload()
 	if w != "" {
 		known := false
@@ -556,11 +572,6 @@ func (c *Config) Validate() error {
 	if w == KVTierPressure {
 		if pool := c.Int("ktp_pool_size"); pool > 0 && c.Int("ktp_docs_per_request") > pool {
 			return fmt.Errorf("--ktp-docs-per-request must be <= --ktp-pool-size %d (got %d)", pool, c.Int("ktp_docs_per_request"))
-		}
-	}
-	if w == TraceReplay {
-		if err := checkTraceFile(c.String("tr_file")); err != nil {
-			return err
 		}
 	}
 	if w == RAGQAQuality {
