@@ -91,6 +91,7 @@ func liveSnapshot() bench.Snapshot {
 	s.HitRatio = fptr(0.82)
 	s.ServerHitRate = fptr(0.79)
 	s.MaxDispatchLagMs = 0.4
+	s.TimingErrorP99Ms = fptr(0.35)
 	for i := 0; i < 10; i++ {
 		s.Series = append(s.Series, stats.Point{
 			Second: i, Requests: 1 + i%3,

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -100,6 +99,12 @@ type Snapshot struct {
 	Warning      string // client overload warning, empty when fine
 	DroppedEvent int
 	Finished     bool
+
+	// TimingErrorP99Ms is how late the client's timestamps could be so
+	// far (p99, spec/record.md Client overload), nil before a figure;
+	// Note says the machine is busy while the client keeps time.
+	TimingErrorP99Ms *float64
+	Note             string
 	// ServerHitRate is the engine's own prefix-cache hit rate over the
 	// measured phase so far (--metrics-url), nil when unknown.
 	ServerHitRate *float64
@@ -138,6 +143,7 @@ type Runner struct {
 	started    time.Time
 	cpuPct     float64
 	warning    string
+	note       string
 	finished   bool
 
 	reqCtx    context.Context
@@ -149,10 +155,11 @@ type Runner struct {
 
 	expected expectedHits // trace replay's predicted hits so far (guarded by mu)
 
-	monitorEvery time.Duration   // CPU and overload sampling period (tests shorten it)
-	probe        overload.Probe  // the overload detector's readings (tests fake them)
-	overload     overload.Result // the detector's conclusion so far (guarded by mu)
-	clientLagMs  atomic.Uint64   // max dispatch lag not caused by the workload (float64 bits)
+	monitorEvery time.Duration    // CPU and overload sampling period (tests shorten it)
+	probe        overload.Probe   // the overload detector's readings (tests fake them)
+	timing       *overload.Timing // the timing-error probe (tests give it their clock)
+	overload     overload.Result  // the detector's conclusion so far (guarded by mu)
+	ovFigures    overload.Figures // what it was judged on (guarded by mu)
 
 	metricsURL  string
 	metricsFile *os.File
@@ -275,6 +282,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		load:    ls,
 		gate:    load.NewGate(ls, now),
 		tracker: load.NewTracker(ls),
+		timing:  overload.NewTiming(&overload.SystemClock{}, overload.RuntimeSched()),
 	}
 	r.stats.SetPercentiles(p.Config.Percentiles())
 	runKey := ""
@@ -378,6 +386,7 @@ func (r *Runner) Snapshot() Snapshot {
 	r.mu.Lock()
 	s.Phase, s.PhaseTotal, s.PhaseStart, s.PhaseLength = r.phase, r.phaseTotal, r.phaseStart, r.phaseLen
 	s.Started, s.CPUPercent, s.Warning, s.Finished = r.started, r.cpuPct, r.warning, r.finished
+	s.TimingErrorP99Ms, s.Note = r.overload.TimingErrorP99Ms, r.note
 	r.mu.Unlock()
 	s.PhaseDone = int(r.phaseDone.Load())
 	s.InFlight = int(r.inflight.Load())
@@ -480,9 +489,14 @@ func (r *Runner) send(ctx context.Context, req *sender.Request) (sender.Result, 
 			hold = load.HeldByWorkload
 		}
 		r.tracker.Finish(&res, hold)
-	}
-	if !req.HeldBack && res.DispatchLagMs != nil {
-		r.noteClientLag(*res.DispatchLagMs)
+		// The overload rules' request figures: lags nothing but the
+		// client caused, and the TTFTs the allowance is a share of.
+		if hold == load.NotHeld && res.DispatchLagMs != nil {
+			r.timing.NoteLag(*res.DispatchLagMs)
+		}
+		if res.Successful && res.TTFT != nil {
+			r.timing.NoteTTFT(*res.TTFT * 1000)
+		}
 	}
 	if r.shard.Sharded() {
 		idx := r.shard.Index
@@ -527,6 +541,9 @@ func (r *Runner) setPhase(name string, total int, d time.Duration) {
 		r.measuring = true
 	}
 	r.mu.Unlock()
+	if startMeasuring {
+		r.timing.Mark()
+	}
 	if startMeasuring && r.sampler != nil {
 		r.sampler.MarkMeasuredStart()
 	}
@@ -699,14 +716,12 @@ func (r *Runner) Run(ctx context.Context) Finish {
 		// The plan check said why before the run; the verdict repeats it.
 		e.Reason += "; before the run: " + r.warnings[0]
 	}
-	ov := r.Overload()
-	blocks := r.stats.Final(stats.ClientInfo{
-		CPUSeconds:        stats.ProcessCPU().Seconds(),
-		SchedLatencyP99Ms: ov.SchedP99Ms,
-		MachineCPUBusyMax: ov.MachineBusyMax,
-		Overloaded:        ov.Overloaded,
-		OverloadReasons:   ov.Reasons,
-	})
+	blocks := r.stats.Final(stats.ClientInfo{CPUSeconds: stats.ProcessCPU().Seconds()})
+	ov := r.finalOverload(blocks.Results.P50TTFTms)
+	cl := &blocks.Client
+	cl.TimingErrorP99Ms, cl.TimingErrorMaxMs = ov.TimingErrorP99Ms, ov.TimingErrorMaxMs
+	cl.SchedLatencyP99Ms, cl.MachineCPUBusyMax = ov.SchedLatencyP99Ms, ov.MachineBusyMax
+	cl.Overloaded, cl.OverloadReasons = ov.Overloaded, ov.Reasons
 
 	// Idle connections go before the record's last files are written.
 	r.client.Close()
@@ -813,16 +828,6 @@ func (r *Runner) overloadReasons(c stats.Client) []string {
 	return c.OverloadReasons
 }
 
-// noteClientLag keeps the largest dispatch lag the client caused.
-func (r *Runner) noteClientLag(ms float64) {
-	for {
-		old := r.clientLagMs.Load()
-		if ms <= math.Float64frombits(old) || r.clientLagMs.CompareAndSwap(old, math.Float64bits(ms)) {
-			return
-		}
-	}
-}
-
 // Overload is the client overload detector's conclusion so far
 // (spec/record.md, Client overload); final once Run has returned.
 func (r *Runner) Overload() overload.Result {
@@ -833,11 +838,31 @@ func (r *Runner) Overload() overload.Result {
 	return res
 }
 
-// monitor samples, once a second, the scheduler's latency, the process's
-// CPU and the machine's CPU, and warns (once per reason) when the client
-// may have read its sockets late. A last sample is taken at stop.
+// finalOverload judges the run on the monitor's last figures and the
+// results' TTFT p50, and keeps the verdict for Overload.
+func (r *Runner) finalOverload(ttftP50Ms *float64) overload.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.ovFigures
+	f.TTFTP50Ms, f.TTFTPending = ttftP50Ms, false
+	r.overload = overload.Judge(f)
+	res := r.overload
+	res.Reasons = append([]string{}, res.Reasons...)
+	return res
+}
+
+// monitor runs the timing probe and samples, once a second, the
+// process's and the machine's CPU; it judges the run so far and warns
+// (once per reason) when the client may have read its sockets late. A
+// last sample is taken at stop.
 func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		r.timing.Run(stop)
+	}()
+	defer func() { <-probeDone }()
 	every := r.monitorEvery
 	if every <= 0 {
 		every = time.Second
@@ -849,8 +874,15 @@ func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	d := overload.New(runtime.GOMAXPROCS(0))
+	lagLimit := load.LagLimitMs(r.load)
+	measuring := func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.measuring
+	}
 	last := time.Now()
-	d.Observe(probe(last))
+	d.Observe(probe(last), measuring())
+	warned := map[string]bool{}
 	for {
 		stopping := false
 		select {
@@ -858,23 +890,34 @@ func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 			stopping = true
 		case <-t.C:
 		}
-		var fired []string
 		// A last sample only when it covers enough time to mean something.
 		if now := time.Now(); !stopping || now.Sub(last) >= every/2 {
-			fired = d.Observe(probe(now))
+			d.Observe(probe(now), measuring())
 			last = now
 		}
-		fired = append(fired, d.NoteDispatchLag(math.Float64frombits(r.clientLagMs.Load()))...)
-		res := d.Result()
-		r.mu.Lock()
-		r.overload = res
-		r.cpuPct = res.CPUPercent
-		if res.Overloaded {
-			r.warning = "client overloaded, latencies may be inflated: " + strings.Join(res.Reasons, "; ")
+		tf := r.timing.Figures()
+		f := d.Figures(tf, tf.TTFTP50Ms, lagLimit)
+		// Live, the allowance waits for a first token.
+		f.TTFTPending = tf.TTFTP50Ms == nil
+		res := overload.Judge(f)
+		var fired []string
+		for i, reason := range res.Reasons {
+			if !warned[res.Rules[i]] {
+				warned[res.Rules[i]] = true
+				fired = append(fired, reason)
+			}
 		}
+		r.mu.Lock()
+		r.overload, r.ovFigures = res, f
+		r.cpuPct = res.CPUPercent
+		r.warning, r.note = res.Warning(), res.Note
 		r.mu.Unlock()
-		for _, f := range fired {
-			r.logf(true, "client overloaded, latencies may be inflated: %s", f)
+		for _, reason := range fired {
+			in := overload.Inflation(res.TimingErrorP99Ms, res.TimingErrorMaxMs)
+			if in != "" {
+				in = " " + in
+			}
+			r.logf(true, "client overloaded, latencies may be inflated%s: %s", in, reason)
 		}
 		if stopping {
 			return

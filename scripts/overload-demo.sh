@@ -44,7 +44,8 @@ fmt = lambda v: "n/a" if v is None else "%.1f" % v
 print(f"{n} streams: exit {code}, {r['successful_requests']}/{r['total_requests']} ok, "
       f"TTFT p50 {fmt(r['p50_ttft_ms'])} ms p99 {fmt(r['p99_ttft_ms'])} ms (truth 10 ms), "
       f"ITL p50 {fmt(s['latency']['itl_ms']['p50'])} ms (truth 25 ms)")
-print(f"  client: cpu {c['cpu_seconds']:.1f} s, sched p99 {fmt(c['sched_latency_p99_ms'])} ms, "
+print(f"  client: cpu {c['cpu_seconds']:.1f} s, timing error p99 {fmt(c.get('timing_error_p99_ms'))} ms "
+      f"max {fmt(c.get('timing_error_max_ms'))} ms, sched p99 {fmt(c['sched_latency_p99_ms'])} ms, "
       f"machine busy max {fmt(c['machine_cpu_busy_max'])} %, overloaded {c['overloaded']}")
 for reason in c["overload_reasons"]:
     print(f"    reason: {reason}")

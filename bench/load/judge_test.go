@@ -100,6 +100,38 @@ func TestTrackerDelivered(t *testing.T) {
 	}
 }
 
+// TestOneLateRequestDelivers: at 1000 req/s, one request 40 ms late (a
+// GC pause) among 1000 on time leaves the p99 schedule lag, and the
+// verdict, where they were: delivery is judged on the p99, never on one
+// request; 2% late is not delivered.
+func TestOneLateRequestDelivers(t *testing.T) {
+	s := Settings{Rate: 1000, Arrival: Constant}
+	tr := NewTracker(s)
+	feed(tr, 999, time.Millisecond, 0.3, NotHeld, nil)
+	feedAt(tr, time.Unix(5000, 0).Add(999*time.Millisecond), 40, NotHeld)
+	b, _ := tr.Final(1, nil, nil)
+	if !b.Delivered || len(b.DegradedReasons) != 0 || *b.ScheduleLagMaxms != 40 || *b.ScheduleLagP99ms > 0.31 {
+		t.Fatalf("one late request: delivered %v %q, lag p99 %v max %v", b.Delivered, b.DegradedReasons, *b.ScheduleLagP99ms, *b.ScheduleLagMaxms)
+	}
+	tr = NewTracker(s)
+	feed(tr, 980, time.Millisecond, 0.3, NotHeld, nil)
+	for i := range 20 {
+		feedAt(tr, time.Unix(5000, 0).Add(time.Duration(980+i)*time.Millisecond), 40, NotHeld)
+	}
+	if b, _ := tr.Final(1, nil, nil); b.Delivered || !strings.Contains(b.DegradedReasons[0], "p99 schedule lag 40.0 ms is over the 10.0 ms allowed") {
+		t.Fatalf("2%% late: delivered %v %q", b.Delivered, b.DegradedReasons)
+	}
+}
+
+// feedAt adds one measured result submitted at t, lag ms late.
+func feedAt(tr *Tracker, at time.Time, lag float64, hold Hold) {
+	r := res(true, 0.1, 0.2, 10)
+	r.Submit = at
+	r.DispatchLagMs = &lag
+	tr.Begin()
+	tr.Finish(r, hold)
+}
+
 // TestTrackerReasons: the verdict says what slipped and tells apart the
 // workload's design, the cap and the client.
 func TestTrackerReasons(t *testing.T) {

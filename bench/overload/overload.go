@@ -1,17 +1,18 @@
 // Package overload decides whether the client could read its sockets on
-// time during a run (spec/record.md, "Client overload"). Once a second it
-// looks at the Go scheduler's latency histogram, the process's CPU and the
-// whole machine's CPU; any of them past its threshold marks the run
-// overloaded, with a reason each. Readings come from a Probe, so tests
-// drive the detector with made-up readings and their own clock.
+// time during a run (spec/record.md, "Client overload"). It judges by how
+// late the client's timestamps can be, measured (Timing: a probe that
+// asks to wake every millisecond, and the Go scheduler's latency
+// histogram), by kvbench's own CPU held at its cores' limit, and by the
+// p99 dispatch lag the client caused; never by one late request or by a
+// busy machine, which is only a note. Readings come from a Probe and the
+// probe's clock is injected, so tests drive the rules with made-up
+// figures and their own clock.
 package overload
 
 import (
 	"bufio"
 	"fmt"
-	"math"
 	"os"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -19,21 +20,21 @@ import (
 
 // Thresholds of spec/record.md.
 const (
-	SchedP99Ms     = 5.0             // scheduler latency p99 over one sample
-	OwnCPUShare    = 0.85            // of the cores the process may use
-	MachineBusy    = 0.95            // of the whole machine ...
-	MachineBusyFor = 3 * time.Second // ... for this long
-	// DispatchLagMs is kvbench's own addition: a request sent this late
-	// by the client (not held back by the workload) also marks overload.
-	DispatchLagMs = 10.0
+	// TimingErrorMinMs and TimingErrorTTFTShare: the timing error p99 may
+	// reach max(2 ms, 5% of the run's TTFT p50).
+	TimingErrorMinMs     = 2.0
+	TimingErrorTTFTShare = 0.05
+	// OwnCPUShare of the cores the process may use, held for OwnCPUFor.
+	OwnCPUShare = 0.90
+	OwnCPUFor   = 3 * time.Second
+	// MachineBusyNote: a machine busier than this (percent) gets a note,
+	// never a reason.
+	MachineBusyNote = 95.0
 )
 
 // Reading is one sample of cumulative counters.
 type Reading struct {
 	At time.Time
-	// Sched is the cumulative /sched/latencies:seconds histogram; nil
-	// when unavailable.
-	Sched *metrics.Float64Histogram
 	// ProcessCPU is the CPU time the process has used so far.
 	ProcessCPU time.Duration
 	// MachineBusy and MachineTotal are cumulative jiffies of the whole
@@ -45,21 +46,10 @@ type Reading struct {
 // Probe takes one Reading at now.
 type Probe func(now time.Time) Reading
 
-// SystemProbe reads the runtime's scheduler histogram, cpu (the
-// process's CPU time so far) and /proc/stat.
+// SystemProbe reads cpu (the process's CPU time so far) and /proc/stat.
 func SystemProbe(cpu func() time.Duration) Probe {
-	sample := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
 	return func(now time.Time) Reading {
 		r := Reading{At: now, ProcessCPU: cpu()}
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindFloat64Histogram {
-			h := sample[0].Value.Float64Histogram()
-			// Read reuses the histogram's memory: keep a copy.
-			r.Sched = &metrics.Float64Histogram{
-				Counts:  append([]uint64(nil), h.Counts...),
-				Buckets: h.Buckets,
-			}
-		}
 		r.MachineBusy, r.MachineTotal, r.MachineOK = procStat("/proc/stat")
 		return r
 	}
@@ -101,173 +91,228 @@ func parseCPULine(line string) (busy, total uint64, ok bool) {
 	return total - idle, total, total > 0
 }
 
-// Result is what the detector concluded so far: the `client` block's
-// overload keys.
-type Result struct {
-	// SchedP99Ms is the worst one-sample p99 of the scheduler latency,
-	// nil before the first sample or where the runtime has no histogram.
-	SchedP99Ms *float64
-	// MachineBusyMax is the busiest sample of the machine's CPU, in
-	// percent; nil where /proc/stat does not exist.
-	MachineBusyMax *float64
-	Overloaded     bool
-	Reasons        []string
-	// CPUPercent is the process's CPU over the last sample, in percent of
-	// one core.
-	CPUPercent float64
-}
-
-type reason int
-
-const (
-	reasonSched reason = iota
-	reasonCPU
-	reasonMachine
-	reasonLag
-	nReasons
-)
-
-// Detector accumulates samples. It is not safe for concurrent use.
+// Detector follows the process's and the machine's CPU from one Reading
+// a second. It is not safe for concurrent use.
 type Detector struct {
 	cores int
 
-	prev     Reading
-	havePrev bool
+	prev      Reading
+	havePrev  bool
+	measuring bool
 
-	schedMax, machineMax   float64
-	haveSched, haveMachine bool
-	busySince              time.Time // start of the current >95% streak
-	cpuPct                 float64
-	worst                  [nReasons]float64
-	text                   [nReasons]string
-	order                  []reason
-	lagMs                  float64
+	machineMax  float64
+	haveMachine bool
+	cpuPct      float64   // last sample, percent of one core
+	busySince   time.Time // start of the current streak above OwnCPUShare
+	busyFor     time.Duration
+	busyMaxPct  float64 // of the usable cores, over the streaks
 }
 
 // New returns a detector for a process that may use cores CPUs.
 func New(cores int) *Detector { return &Detector{cores: max(cores, 1)} }
 
-// Observe adds one reading and returns the reasons that fired for the
-// first time with it.
-func (d *Detector) Observe(r Reading) []string {
+// Cores is the number of CPUs the process may use.
+func (d *Detector) Cores() int { return d.cores }
+
+// Observe adds one reading; measuring says whether the measured phase
+// has begun: the first reading that says so starts the figures afresh
+// (the run's figures are the measured phase's, or the whole run's when
+// it has none).
+func (d *Detector) Observe(r Reading, measuring bool) {
+	if measuring && !d.measuring {
+		d.measuring = true
+		d.machineMax, d.haveMachine = 0, false
+		d.busySince, d.busyFor, d.busyMaxPct = time.Time{}, 0, 0
+	}
 	if !d.havePrev {
 		d.prev, d.havePrev = r, true
-		return nil
+		return
 	}
 	prev := d.prev
 	d.prev = r
-	var fired []string
-	note := func(k reason, worst float64, text string) {
-		if d.text[k] == "" {
-			d.order = append(d.order, k)
-			fired = append(fired, text)
-		}
-		if d.text[k] == "" || worst > d.worst[k] {
-			d.worst[k], d.text[k] = worst, text
-		}
-	}
-
-	if p99, ok := intervalP99(prev.Sched, r.Sched); ok {
-		ms := p99 * 1000
-		if !d.haveSched || ms > d.schedMax {
-			d.schedMax, d.haveSched = ms, true
-		}
-		if ms > SchedP99Ms {
-			note(reasonSched, ms, fmt.Sprintf("scheduler latency p99 %.1f ms > %g ms", ms, SchedP99Ms))
-		}
-	}
-
-	if wall := r.At.Sub(prev.At).Seconds(); wall > 0 {
-		share := (r.ProcessCPU - prev.ProcessCPU).Seconds() / wall
+	if wall := r.At.Sub(prev.At); wall > 0 {
+		share := (r.ProcessCPU - prev.ProcessCPU).Seconds() / wall.Seconds()
 		d.cpuPct = 100 * share
 		if share > OwnCPUShare*float64(d.cores) {
-			pct := 100 * share / float64(d.cores)
-			note(reasonCPU, pct, fmt.Sprintf("kvbench CPU %.0f%% of %d core(s) > %.0f%%", pct, d.cores, 100*OwnCPUShare))
-		}
-	}
-
-	if r.MachineOK && prev.MachineOK && r.MachineTotal > prev.MachineTotal {
-		busy := float64(r.MachineBusy-prev.MachineBusy) / float64(r.MachineTotal-prev.MachineTotal)
-		if !d.haveMachine || busy > d.machineMax {
-			d.machineMax, d.haveMachine = busy, true
-		}
-		if busy > MachineBusy {
 			if d.busySince.IsZero() {
 				d.busySince = prev.At
 			}
-			if held := r.At.Sub(d.busySince); held >= MachineBusyFor {
-				note(reasonMachine, busy, fmt.Sprintf("machine CPU > %.0f%% busy for %.0f s (max %.0f%%)",
-					100*MachineBusy, held.Seconds(), 100*d.machineMax))
-			}
+			d.busyFor = max(d.busyFor, r.At.Sub(d.busySince))
+			d.busyMaxPct = max(d.busyMaxPct, 100*share/float64(d.cores))
 		} else {
 			d.busySince = time.Time{}
 		}
 	}
-	return fired
+	if r.MachineOK && prev.MachineOK && r.MachineTotal > prev.MachineTotal && r.MachineBusy >= prev.MachineBusy {
+		busy := 100 * float64(r.MachineBusy-prev.MachineBusy) / float64(r.MachineTotal-prev.MachineTotal)
+		if !d.haveMachine || busy > d.machineMax {
+			d.machineMax, d.haveMachine = busy, true
+		}
+	}
 }
 
-// NoteDispatchLag reports the largest dispatch lag the client caused so
-// far; it returns the reason when it fires for the first time.
-func (d *Detector) NoteDispatchLag(ms float64) []string {
-	if ms <= DispatchLagMs || ms <= d.lagMs {
-		return nil
-	}
-	d.lagMs = ms
-	text := fmt.Sprintf("dispatch lag %.1f ms > %g ms", ms, DispatchLagMs)
-	first := d.text[reasonLag] == ""
-	if first {
-		d.order = append(d.order, reasonLag)
-	}
-	d.worst[reasonLag], d.text[reasonLag] = ms, text
-	if first {
-		return []string{text}
-	}
-	return nil
-}
-
-// Result is the conclusion so far.
-func (d *Detector) Result() Result {
-	res := Result{CPUPercent: d.cpuPct, Reasons: []string{}}
-	if d.haveSched {
-		v := d.schedMax
-		res.SchedP99Ms = &v
+// Figures are the detector's figures with the timing probe's: what the
+// rules judge. lagLimitMs is the dispatch lag allowed (max(10 ms, 10% of
+// the mean gap)); ttftP50Ms the run's TTFT p50 (nil or 0 when unknown).
+func (d *Detector) Figures(t TimingFigures, ttftP50Ms *float64, lagLimitMs float64) Figures {
+	f := Figures{
+		TimingErrorP99Ms:  t.ErrorP99Ms,
+		TimingErrorMaxMs:  t.ErrorMaxMs,
+		SchedLatencyP99Ms: t.SchedP99Ms,
+		TTFTP50Ms:         ttftP50Ms,
+		Cores:             d.cores,
+		OwnCPUBusyFor:     d.busyFor,
+		OwnCPUBusyMaxPct:  d.busyMaxPct,
+		DispatchLagP99Ms:  t.DispatchLagP99Ms,
+		DispatchLagLimit:  lagLimitMs,
+		CPUPercent:        d.cpuPct,
 	}
 	if d.haveMachine {
-		v := 100 * d.machineMax
-		res.MachineBusyMax = &v
+		v := d.machineMax
+		f.MachineBusyMax = &v
 	}
-	for _, k := range d.order {
-		res.Reasons = append(res.Reasons, d.text[k])
+	return f
+}
+
+// Figures are what the overload rules judge, in ms unless named
+// otherwise; nil where unmeasured.
+type Figures struct {
+	TimingErrorP99Ms, TimingErrorMaxMs *float64
+	SchedLatencyP99Ms                  *float64
+	// TTFTP50Ms is the run's TTFT p50; nil or 0 leaves the timing rule
+	// at its 2 ms floor.
+	TTFTP50Ms *float64
+	// TTFTPending holds the timing rule back while no request has had a
+	// first token yet (the live verdict: the allowance is not known).
+	TTFTPending bool
+	// Cores the process may use; OwnCPUBusyFor the longest stretch its CPU
+	// stayed above OwnCPUShare of them, OwnCPUBusyMaxPct its highest share
+	// (percent of those cores) in such a stretch.
+	Cores            int
+	OwnCPUBusyFor    time.Duration
+	OwnCPUBusyMaxPct float64
+	// DispatchLagP99Ms is over the dispatch lags the client caused;
+	// DispatchLagLimit is the most it may be.
+	DispatchLagP99Ms *float64
+	DispatchLagLimit float64
+	// MachineBusyMax is the busiest sample of the machine, percent.
+	MachineBusyMax *float64
+	// CPUPercent is the process's CPU over the last sample, percent of
+	// one core (shown live, judged by nothing).
+	CPUPercent float64
+}
+
+// Result is the verdict: the `client` block's overload keys and what
+// the front-ends say.
+type Result struct {
+	TimingErrorP99Ms, TimingErrorMaxMs *float64
+	SchedLatencyP99Ms                  *float64
+	MachineBusyMax                     *float64
+	Overloaded                         bool
+	// Reasons name their figure each; never nil. Rules says which rule
+	// gave each ("timing", "cpu", "dispatch_lag"), so a live warning is
+	// given once per rule however its figure moves.
+	Reasons []string
+	Rules   []string
+	// Note says the machine was busy while the client still measured on
+	// time; empty otherwise.
+	Note       string
+	CPUPercent float64
+}
+
+// TimingAllowanceMs is the timing error p99 a run may have:
+// max(2 ms, 5% of its TTFT p50).
+func TimingAllowanceMs(ttftP50Ms *float64) float64 {
+	if ttftP50Ms == nil || !(*ttftP50Ms > 0) {
+		return TimingErrorMinMs
+	}
+	return max(TimingErrorMinMs, TimingErrorTTFTShare**ttftP50Ms)
+}
+
+// Judge applies the rules of spec/record.md to f.
+func Judge(f Figures) Result {
+	res := Result{
+		TimingErrorP99Ms:  f.TimingErrorP99Ms,
+		TimingErrorMaxMs:  f.TimingErrorMaxMs,
+		SchedLatencyP99Ms: f.SchedLatencyP99Ms,
+		MachineBusyMax:    f.MachineBusyMax,
+		CPUPercent:        f.CPUPercent,
+		Reasons:           []string{},
+	}
+	if p := f.TimingErrorP99Ms; p != nil && !f.TTFTPending {
+		if allowed := TimingAllowanceMs(f.TTFTP50Ms); *p > allowed {
+			ttft := "unknown"
+			if f.TTFTP50Ms != nil && *f.TTFTP50Ms > 0 {
+				ttft = Ms(*f.TTFTP50Ms) + " ms"
+			}
+			res.add("timing", fmt.Sprintf("timing error p99 %s ms > %s ms allowed (max(2 ms, 5%% of TTFT p50 %s))",
+				Ms(*p), Ms(allowed), ttft))
+		}
+	}
+	if f.OwnCPUBusyFor >= OwnCPUFor {
+		res.add("cpu", fmt.Sprintf("kvbench CPU above %.0f%% of %d core(s) for %.0f s (up to %.0f%%)",
+			100*OwnCPUShare, max(f.Cores, 1), f.OwnCPUBusyFor.Seconds(), f.OwnCPUBusyMaxPct))
+	}
+	if p := f.DispatchLagP99Ms; p != nil && *p > f.DispatchLagLimit {
+		res.add("dispatch_lag", fmt.Sprintf("p99 dispatch lag %s ms > %s ms allowed (max(10 ms, 10%% of the mean gap))",
+			Ms(*p), Ms(f.DispatchLagLimit)))
 	}
 	res.Overloaded = len(res.Reasons) > 0
+	if !res.Overloaded {
+		res.Note = MachineNote(f.MachineBusyMax, f.TimingErrorP99Ms)
+	}
 	return res
 }
 
-// intervalP99 is the 99th percentile (seconds) of the latencies added
-// between two cumulative histograms: the upper bound of the bucket that
-// holds it (its lower bound for the last, unbounded bucket).
-func intervalP99(a, b *metrics.Float64Histogram) (float64, bool) {
-	if a == nil || b == nil || len(a.Counts) != len(b.Counts) {
-		return 0, false
+func (r *Result) add(rule, reason string) {
+	r.Rules = append(r.Rules, rule)
+	r.Reasons = append(r.Reasons, reason)
+}
+
+// MachineNote is the note for a machine busier than MachineBusyNote
+// whose client still measured on time: "machine busy; timing error p99
+// X ms"; empty for a machine less busy or unknown.
+func MachineNote(busyMax, timingP99Ms *float64) string {
+	if busyMax == nil || *busyMax <= MachineBusyNote {
+		return ""
 	}
-	var total uint64
-	for i := range b.Counts {
-		total += b.Counts[i] - a.Counts[i]
+	t := "n/a"
+	if timingP99Ms != nil {
+		t = Ms(*timingP99Ms) + " ms"
 	}
-	if total == 0 {
-		return 0, false
+	return "machine busy; timing error p99 " + t
+}
+
+// Inflation says by how much latencies may be inflated: "by up to X ms
+// (timing error p99; max Y ms)", or "" when the timing error is unknown.
+func Inflation(p99, maxMs *float64) string {
+	if p99 == nil {
+		return ""
 	}
-	rank := uint64(math.Ceil(0.99 * float64(total)))
-	var seen uint64
-	for i := range b.Counts {
-		seen += b.Counts[i] - a.Counts[i]
-		if seen >= rank {
-			hi := b.Buckets[i+1]
-			if math.IsInf(hi, 1) {
-				hi = b.Buckets[i]
-			}
-			return max(hi, 0), true
-		}
+	s := "by up to " + Ms(*p99) + " ms (timing error p99"
+	if maxMs != nil {
+		s += "; max " + Ms(*maxMs) + " ms"
 	}
-	return 0, false
+	return s + ")"
+}
+
+// Warning is the live and logged warning of an overloaded run, "" when
+// it is not.
+func (r Result) Warning() string {
+	if !r.Overloaded {
+		return ""
+	}
+	head := "client overloaded, latencies may be inflated"
+	if in := Inflation(r.TimingErrorP99Ms, r.TimingErrorMaxMs); in != "" {
+		head += " " + in
+	}
+	return head + ": " + strings.Join(r.Reasons, "; ")
+}
+
+// Ms formats a figure in ms: two decimals below 10, one above.
+func Ms(v float64) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }

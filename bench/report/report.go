@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kvbench/kvbench/bench/load"
+	"github.com/kvbench/kvbench/bench/overload"
 	"github.com/kvbench/kvbench/bench/record"
 )
 
@@ -247,10 +248,17 @@ func Sections(s *record.Summary) []Section {
 			{"Max dispatch lag (ms)", OptFloat(cl.MaxDispatchLagMs)},
 			{"P99 dispatch lag (ms)", OptFloat(cl.P99DispatchLagMs)},
 			{"Client CPU (s)", Float(cl.CPUSeconds)},
+			{"Timing error p99 (ms)", OptFloat(cl.TimingErrorP99Ms)},
+			{"Timing error max (ms)", OptFloat(cl.TimingErrorMaxMs)},
 			{"Sched latency p99 (ms)", OptFloat(cl.SchedLatencyP99Ms)},
 			{"Machine CPU busy max (%)", OptFloat(cl.MachineCPUBusyMax)},
 			{"Client overloaded", yesNo(cl.Overloaded)},
 		}},
+	}
+	// A busy machine is a note beside figures still measured on time.
+	if note := overload.MachineNote(cl.MachineCPUBusyMax, cl.TimingErrorP99Ms); note != "" && !cl.Overloaded {
+		lat := &sections[len(sections)-1]
+		lat.Rows = append(lat.Rows, Row{Value: "Note: " + note})
 	}
 	if s.Goodput != nil {
 		sections = append(sections, Section{"Goodput", GoodputRows(s.Goodput)})
@@ -357,15 +365,19 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// Overload is the section that says the client was overloaded, a reason
-// a row; nil when it was not.
+// Overload is the section that says the client was overloaded: by how
+// much latencies may be inflated, then each reason, wrapped in full; nil
+// when it was not.
 func Overload(s *record.Summary) []Section {
 	if !s.Client.Overloaded {
 		return nil
 	}
 	var rows []Row
+	if in := overload.Inflation(s.Client.TimingErrorP99Ms, s.Client.TimingErrorMaxMs); in != "" {
+		rows = append(rows, Row{Value: "Latencies may be inflated " + in})
+	}
 	for _, r := range s.Client.OverloadReasons {
-		rows = append(rows, Row{Label: "reason", Value: r})
+		rows = append(rows, Row{Value: "- " + r})
 	}
 	return []Section{{Title: "Client Overloaded: Latencies May Be Inflated", Rows: rows}}
 }

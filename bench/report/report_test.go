@@ -48,7 +48,7 @@ func fullSummary() *record.Summary {
 			TokensPerChunkMean: fptr(2),
 			PrefillTPS:         stats.MeanP50{Mean: fptr(25000), P50: fptr(24800.5)},
 		},
-		Client: stats.Client{CPUSeconds: 3.14159},
+		Client: stats.Client{CPUSeconds: 3.14159, TimingErrorP99Ms: ptrF(0.41), TimingErrorMaxMs: ptrF(6.25), MachineCPUBusyMax: ptrF(97.5)},
 		Workload: map[string]any{"documents": 65, "expectation": &record.Expectation{
 			Expected: "every question reuses its document (warmed up beforehand); the 65 documents (650,000 tokens) fit the KV budget (--kv-cache-volume 100 GB, 655,300 tokens)",
 			Verdict:  record.VerdictNotMet,
@@ -287,21 +287,30 @@ func TestLoadAndGoodputSections(t *testing.T) {
 func TestOverloadSection(t *testing.T) {
 	s := &record.Summary{}
 	s.Client.Overloaded = true
-	s.Client.OverloadReasons = []string{"scheduler latency p99 41.0 ms > 5 ms"}
+	s.Client.OverloadReasons = []string{"timing error p99 7.20 ms > 2.00 ms allowed"}
+	s.Client.TimingErrorP99Ms, s.Client.TimingErrorMaxMs, s.Client.MachineCPUBusyMax = ptrF(7.2), ptrF(41), ptrF(100)
 	var b strings.Builder
 	if err := Text(&b, s); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	if !strings.Contains(out, "Client Overloaded") || !strings.Contains(out, "scheduler latency p99 41.0 ms > 5 ms") ||
-		!strings.Contains(out, "Client Overloaded: Latencies May Be Inflated") || !strings.Contains(out, "Client overloaded:                                   yes") {
-		t.Fatalf("overloaded summary:\n%s", out)
+	for _, want := range []string{"Client Overloaded: Latencies May Be Inflated", "Client overloaded:                                   yes",
+		"Timing error p99 (ms):                              7.20", "Timing error max (ms):                             41.00",
+		"Latencies may be inflated by up to 7.20 ms (timing", "error p99; max 41.0 ms)", "- timing error p99 7.20 ms > 2.00 ms allowed"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("%q missing from the overloaded summary:\n%s", want, out)
+		}
+	}
+	// The busy machine is said by the reasons, not by a note.
+	if strings.Contains(out, "Note: machine busy") {
+		t.Fatalf("an overloaded run has the busy-machine note:\n%s", out)
 	}
 	s.Client.Overloaded, s.Client.OverloadReasons = false, nil
+	s.Client.TimingErrorP99Ms = ptrF(0.3)
 	b.Reset()
 	Text(&b, s)
-	if strings.Contains(b.String(), "Client Overloaded") {
-		t.Fatalf("quiet run has an overload section:\n%s", b.String())
+	if out := b.String(); strings.Contains(out, "Client Overloaded") || !strings.Contains(out, "Note: machine busy; timing error p99 0.30 ms") {
+		t.Fatalf("a run on time on a busy machine: a note and no overload section:\n%s", out)
 	}
 }
 

@@ -127,6 +127,7 @@ var figureDefs = []figureDef{
 	{"Client", "client.cpu_seconds", "Client CPU", "s", Lower, func(s *record.Summary) *float64 { return f64(s.Client.CPUSeconds) }},
 	{"Client", "client.max_dispatch_lag_ms", "Max dispatch lag", "ms", Lower, func(s *record.Summary) *float64 { return s.Client.MaxDispatchLagMs }},
 	{"Client", "client.p99_dispatch_lag_ms", "P99 dispatch lag", "ms", Lower, func(s *record.Summary) *float64 { return s.Client.P99DispatchLagMs }},
+	{"Client", "client.timing_error_p99_ms", "Timing error p99", "ms", Lower, func(s *record.Summary) *float64 { return s.Client.TimingErrorP99Ms }},
 
 	{"Load", "load.target_rate", "Target rate", "req/s", Neutral, func(s *record.Summary) *float64 {
 		return loadFig(s, func(b *load.Block) *float64 { return b.TargetRate })

@@ -76,11 +76,16 @@ type Client struct {
 	// Retries counts the requests of every phase that were sent a second
 	// time on a fresh connection (spec/record.md, Connections).
 	Retries int `json:"retries"`
-	// The overload detector's figures (spec/record.md, Client overload):
-	// the worst one-second p99 of the Go scheduler's latency, the busiest
-	// one-second share of the machine's CPU in percent (null where
-	// /proc/stat does not exist), and whether the client could have read
-	// its sockets late, with a reason each (an empty list when not).
+	// The overload detector's figures (spec/record.md, Client overload),
+	// over the measured phase: how late a timestamp could be (p99 and
+	// max of the timing probe's lateness and the Go scheduler's latency),
+	// the scheduler's p99 alone, the busiest one-second share of the
+	// machine's CPU in percent (null where /proc/stat does not exist),
+	// and whether the client could have read its sockets late, with a
+	// reason each (an empty list when not). The runner fills them in
+	// (bench/overload); Final leaves them null and the run not overloaded.
+	TimingErrorP99Ms  *float64 `json:"timing_error_p99_ms"`
+	TimingErrorMaxMs  *float64 `json:"timing_error_max_ms"`
 	SchedLatencyP99Ms *float64 `json:"sched_latency_p99_ms"`
 	MachineCPUBusyMax *float64 `json:"machine_cpu_busy_max"`
 	Overloaded        bool     `json:"overloaded"`
@@ -93,11 +98,6 @@ type ClientInfo struct {
 	// CPUSeconds is the process CPU time spent on the run, e.g.
 	// (ProcessCPU() - cpuAtStart).Seconds().
 	CPUSeconds float64
-	// The overload detector's conclusion (bench/overload).
-	SchedLatencyP99Ms *float64
-	MachineCPUBusyMax *float64
-	Overloaded        bool
-	OverloadReasons   []string
 }
 
 // Blocks are the summary blocks Final computes.

@@ -474,9 +474,7 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	}
 
 	b.Client.CPUSeconds = finite(client.CPUSeconds)
-	b.Client.SchedLatencyP99Ms, b.Client.MachineCPUBusyMax = client.SchedLatencyP99Ms, client.MachineCPUBusyMax
-	b.Client.Overloaded = client.Overloaded
-	b.Client.OverloadReasons = append([]string{}, client.OverloadReasons...)
+	b.Client.OverloadReasons = []string{}
 	b.Client.Retries = c.retries
 	if len(c.lags) > 0 {
 		lags := sortedCopy(c.lags)

@@ -171,7 +171,7 @@ func TestEmptyBlocks(t *testing.T) {
 	want := `{"results":{"total_requests":0,"successful_requests":0,"failed_requests":0,"elapsed_time":0,"mean_ttft_ms":null,"mean_decode_speed":null,"mean_request_latency_ms":null,"input_throughput":0,"output_throughput":0,"total_input_tokens":0,"total_output_tokens":0,"p50_ttft_ms":null,"p90_ttft_ms":null,"p99_ttft_ms":null,"p50_decode_speed":null,"p90_decode_speed":null,"p99_decode_speed":null,"p50_request_latency_ms":null,"p90_request_latency_ms":null,"p99_request_latency_ms":null},` +
 		`"cache":{"cold":0,"reused":0,"unverified":0,"unverified_reasons":{},"prompt_tokens":0,"cached_tokens":0,"hit_ratio":null},` +
 		`"latency":{"itl_ms":{"mean":null,"p50":null,"p95":null},"round_gap_ms":{"mean":null,"p50":null,"p95":null},"tokens_per_chunk_mean":null,"prefill_tps":{"mean":null,"p50":null},"aggregate_prefill_tps":null,"decode_unmeasured":0},` +
-		`"client":{"cpu_seconds":0,"max_dispatch_lag_ms":null,"p99_dispatch_lag_ms":null,"retries":0,"sched_latency_p99_ms":null,"machine_cpu_busy_max":null,"overloaded":false,"overload_reasons":[]}}`
+		`"client":{"cpu_seconds":0,"max_dispatch_lag_ms":null,"p99_dispatch_lag_ms":null,"retries":0,"timing_error_p99_ms":null,"timing_error_max_ms":null,"sched_latency_p99_ms":null,"machine_cpu_busy_max":null,"overloaded":false,"overload_reasons":[]}}`
 	if string(j) != want {
 		t.Errorf("empty blocks\n got %s\nwant %s", j, want)
 	}

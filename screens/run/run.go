@@ -630,10 +630,17 @@ func (m *Model) compactPanels() []string {
 		hit = fmt.Sprintf("%.1f %%", *s.HitRatio*100)
 	}
 	label := func(l string) string { return st.PanelTitle.Render(fmt.Sprintf("%-6s", l)) + " " }
+	// The timing error first: it is by how much a warning says latencies
+	// may be inflated.
+	timing := timingStyle(st, s).Render("timing error p99 "+timingText(s.TimingErrorP99Ms)) + st.Muted.Render(" · ")
 	client := fmt.Sprintf("CPU %.0f %% · lag %.1f ms", s.CPUPercent, s.MaxDispatchLagMs)
-	if s.Warning != "" {
+	switch {
+	case s.Warning != "":
 		client = st.Warn.Render(s.Warning) + st.Muted.Render(" · ") + client
+	case s.Note != "":
+		client = st.Muted.Render(s.Note) + st.Muted.Render(" · ") + client
 	}
+	client = timing + client
 	lines := []string{
 		label("reqs") + fmt.Sprintf("%d in flight · %d done · ", s.InFlight, s.Done) + failedText(st, s.Failed) + " failed",
 		label("TTFT") + "mean " + fmtMs(s.MeanTTFTms, ok) + " · p99 " + fmtMs(s.P99TTFTms, ok),
@@ -695,7 +702,9 @@ func (m *Model) panelsView() string {
 	health := []string{
 		row("CPU", fmt.Sprintf("%.0f %%%s", s.CPUPercent, cores), w3),
 		row("rate", rateText(s.Load), w3),
-		row("max dispatch lag", fmt.Sprintf("%.1f ms", s.MaxDispatchLagMs), w3),
+		// How late the client's timestamps could be: what the overload
+		// verdict judges (one late request's lag is not).
+		row("timing error p99", timingStyle(st, s).Render(timingText(s.TimingErrorP99Ms)), w3),
 	}
 	if g := s.Load.GoodFraction; g != nil {
 		health = append(health, row("good (SLO)", fmt.Sprintf("%.1f %%", *g*100), w3))
@@ -707,6 +716,9 @@ func (m *Model) panelsView() string {
 	case s.Load.Slipping:
 		// Never "keeps up" while the schedule slips: say why it does.
 		health = append(health, st.Warn.Render(lipgloss.NewStyle().Width(inner).Render("schedule slipping: "+s.Load.Cause)))
+	case s.Note != "":
+		// A busy machine while the client still keeps time.
+		health = append(health, st.Muted.Render(lipgloss.NewStyle().Width(inner).Render(s.Note)))
 	default:
 		health = append(health, st.OK.Render("client keeps up"))
 	}
@@ -828,6 +840,23 @@ func truncate(s string, w int) string {
 		return ""
 	}
 	return ansi.Truncate(s, w, "…")
+}
+
+// timingStyle is the timing error's: the warning's while the client is
+// overloaded (the figure is by how much latencies may be inflated).
+func timingStyle(st *theme.Styles, s bench.Snapshot) lipgloss.Style {
+	if s.Warning != "" {
+		return st.Warn
+	}
+	return lipgloss.NewStyle()
+}
+
+// timingText is the timing error p99, "n/a" before a figure.
+func timingText(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f ms", *p)
 }
 
 func fmtMs(v float64, ok bool) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,33 @@ func TestClientPanelNeverKeepsUpWhileSlipping(t *testing.T) {
 	v := m.View()
 	if strings.Contains(v, "keeps up") || !strings.Contains(v, "schedule slipping") || !strings.Contains(v, "87.5 %") {
 		t.Fatalf("slipping:\n%s", v)
+	}
+}
+
+// TestClientPanelTimingError: the timing error p99 shows for every run
+// (n/a before a figure), a busy machine's note in place of "client keeps
+// up", and the overload warning with its inflation figure; the compact
+// line says the same.
+func TestClientPanelTimingError(t *testing.T) {
+	m := newScreen(&source{})
+	if v := m.View(); !regexp.MustCompile(`timing error p99 +n/a`).MatchString(v) || !strings.Contains(v, "client keeps up") {
+		t.Fatalf("before a figure:\n%s", v)
+	}
+	p := 0.41
+	m.Feed(bench.Snapshot{TimingErrorP99Ms: &p, Note: "machine busy; timing error p99 0.41 ms"})
+	v := m.View()
+	if !regexp.MustCompile(`timing error p99 +0.41 ms`).MatchString(v) || !strings.Contains(v, "machine busy;") || strings.Contains(v, "keeps up") {
+		t.Fatalf("busy machine:\n%s", v)
+	}
+	p = 7.2
+	m.Feed(bench.Snapshot{TimingErrorP99Ms: &p, Note: "",
+		Warning: "client overloaded, latencies may be inflated by up to 7.20 ms (timing error p99; max 41.0 ms): timing error p99 7.20 ms > 2.00 ms allowed"})
+	v = m.View()
+	if !strings.Contains(v, "client overloaded, latencies") || !strings.Contains(v, "inflated by up to 7.20") || strings.Contains(v, "keeps up") {
+		t.Fatalf("overloaded:\n%s", v)
+	}
+	m.SetSize(60, 30)
+	if v := m.View(); !strings.Contains(v, "client overloaded") || !strings.Contains(v, "timing error p99 7.20 ms") {
+		t.Fatalf("compact:\n%s", v)
 	}
 }
