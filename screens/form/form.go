@@ -22,7 +22,6 @@ import (
 	"github.com/kvbench/kvbench/bench/workload"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/screens/run"
 )
 
 type stage int
@@ -479,7 +478,7 @@ type (
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
-	case run.PreparedMsg:
+	case common.PreparedMsg:
 		if msg.To != m.id {
 			return m, nil
 		}
@@ -488,7 +487,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.startErr = msg.Err
 			return m, common.Failure(msg.Err)
 		}
-		return m, run.HandOver(msg)
+		return m, common.HandOver(msg)
 	case exportedMsg:
 		if msg.to != m.id {
 			return m, nil
@@ -616,7 +615,7 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		}
 		m.stage = stagePreparing
 		m.notice, m.failed = "", false
-		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), run.Prepare(m.c, m.id, m.cfg.Clone()))
+		return tea.Batch(common.Status("preparing: starting the engine, detecting the model…"), common.Prepare(m.c, m.id, m.cfg.Clone()))
 	case actSweep:
 		if m.cfgErr != nil {
 			m.notice, m.failed = "cannot sweep: "+m.cfgErr.Error(), true

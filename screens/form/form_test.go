@@ -14,7 +14,6 @@ import (
 
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
-	"github.com/kvbench/kvbench/screens/run"
 	"github.com/kvbench/kvbench/screens/screentest"
 )
 
@@ -251,7 +250,7 @@ func TestChangeAfterARefusedStart(t *testing.T) {
 	if v := m.summaryView(); !strings.Contains(v, "prompt tokens") {
 		t.Fatalf("a valid config's summary has no estimate:\n%s", v)
 	}
-	m.Update(run.PreparedMsg{To: m.id, Err: fmt.Errorf("--ldqa-num-inflight-requests 3 is more than the engine's 2 slots")})
+	m.Update(common.PreparedMsg{To: m.id, Err: fmt.Errorf("--ldqa-num-inflight-requests 3 is more than the engine's 2 slots")})
 	if v := m.summaryView(); strings.Contains(v, "prompt tokens") || strings.Contains(v, "≈") {
 		t.Errorf("a refused config's summary estimates:\n%s", v)
 	}
