@@ -114,6 +114,8 @@ var unsplittable = map[string]string{
 	PrefixSuffixTuner:   "its prefix pool is sized to overflow one cache tier in one rotation, and split rotations would not thrash it the same way",
 	CacheProbe:          "its first, repeated and concurrent requests form one ordered sequence that proves the cold and reused states",
 	ConcurrentExactness: "each cell compares the answers of streams sent together from one client with the same prompts sent alone",
+	KVTierPressure:      "its pool is written once and read back in one order to push one tier over its size, which shards would each repeat whole",
+	RAGQAQuality:        "each sample's answer is scored against its prefill on the same client, and every shard would send every sample",
 }
 
 // ShardRefusal is why workload cannot be sharded, "" when it can.

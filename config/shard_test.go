@@ -87,3 +87,19 @@ func TestRunKey(t *testing.T) {
 		t.Errorf("shard block %+v", b)
 	}
 }
+
+// The workloads that do not split their requests over shards refuse
+// --shard N > 1 (each shard would send the whole run), naming why.
+func TestUnsplittableWorkloadsRefuseShards(t *testing.T) {
+	for _, w := range []string{KVTierPressure, RAGQAQuality, LongDocPermutator, PrefixSuffixTuner, CacheProbe, ConcurrentExactness} {
+		c := Default()
+		for k, v := range map[string]string{"workload": w, "shard": "0/2", "run_key": "k1"} {
+			if err := c.SetString(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--shard: "+w+" cannot be split") {
+			t.Errorf("%s: %v", w, err)
+		}
+	}
+}
