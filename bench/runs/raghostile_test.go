@@ -43,7 +43,9 @@ func TestReadRAGQualityHostile(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), record.RAGQualityFile) {
 					t.Errorf("read %v, want an error naming the file", err)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(time.Minute):
+				// A hang, not a slow read: 300,000 samples decode in about 4 s
+				// under -race, far longer on a loaded machine.
 				t.Fatal("reading blocked")
 			}
 		})

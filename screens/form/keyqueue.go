@@ -22,7 +22,7 @@ import (
 // settleWait bounds how long keys are held when a focus move never
 // shows (a field huh does not leave): long enough for huh's commands,
 // short enough not to be felt.
-const settleWait = 150 * time.Millisecond
+const settleWait = 2 * time.Second
 
 // keyQueue holds keys while a focus move is on its way.
 type keyQueue struct {
