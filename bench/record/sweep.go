@@ -1,6 +1,9 @@
 package record
 
-import "github.com/kvbench/kvbench/bench/load"
+import (
+	"github.com/kvbench/kvbench/bench/load"
+	"github.com/kvbench/kvbench/internal/textclean"
+)
 
 // SweepInfo is sweep.json's `sweep` object (spec/load.md).
 type SweepInfo struct {
@@ -114,4 +117,22 @@ type SweepSummary struct {
 	Sweep         SweepInfo    `json:"sweep"`
 	Cells         []SweepCell  `json:"cells"`
 	Result        *SweepResult `json:"result"`
+}
+
+// CleanVerdicts cleans the cells' statuses and reasons and the result's
+// reasons of a sweep.json read from disk: text from a file, shown on
+// terminals (STYLE.md, "Text from outside").
+func (f *SweepSummary) CleanVerdicts() {
+	for i := range f.Cells {
+		c := &f.Cells[i]
+		c.Status = textclean.Line(c.Status)
+		for j, r := range c.Reasons {
+			c.Reasons[j] = textclean.Line(r)
+		}
+	}
+	if f.Result != nil {
+		for i, u := range f.Result.UndeliveredAbove {
+			f.Result.UndeliveredAbove[i].Reason = textclean.Line(u.Reason)
+		}
+	}
 }

@@ -35,6 +35,7 @@ func readSweepRecord(dir string) (*record.SweepSummary, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	f.CleanVerdicts()
 	return &f, nil
 }
 

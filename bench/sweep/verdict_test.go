@@ -299,3 +299,24 @@ func TestSweepStopsAtCutCell(t *testing.T) {
 		t.Errorf("cut message %q", msg)
 	}
 }
+
+// A sweep.json's statuses and reasons are text from a file: read back,
+// they hold no terminal escapes.
+func TestReadFileCleansVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	f := File{SchemaVersion: 1, Cells: []Cell{{Value: 1, Status: "pass\x1b[2J", Reasons: []string{"held\x1b]0;owned\x07 back\nnext"}}},
+		Result: &Result{UndeliveredAbove: []record.Undelivered{{Value: 1, Reason: "x\x1b[31m"}}}}
+	b, _ := json.Marshal(f)
+	if err := os.WriteFile(filepath.Join(dir, record.SweepFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{got.Cells[0].Status, got.Cells[0].Reasons[0], got.Result.UndeliveredAbove[0].Reason} {
+		if strings.ContainsAny(s, "\x1b\x07\n") {
+			t.Errorf("%q holds control characters", s)
+		}
+	}
+}

@@ -107,6 +107,9 @@ func LoadSweep(dir string) (*Sweep, error) {
 	if j.Result != nil {
 		s.MaxValue, s.GoodFractionAtMax, s.UndeliveredAbove = j.Result.MaxValue, j.Result.GoodFractionAtMax, j.Result.UndeliveredAbove
 	}
+	// Statuses and reasons reach terminals too (compare's text).
+	clean := record.SweepSummary{Cells: s.Cells, Result: &record.SweepResult{UndeliveredAbove: s.UndeliveredAbove}}
+	clean.CleanVerdicts()
 	cells := cellDirs(filepath.Join(dir, record.SweepCellsDir))
 	for _, c := range s.Cells {
 		d, ok := cells[c.RunID]
