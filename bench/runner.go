@@ -410,6 +410,16 @@ func (r *Runner) Snapshot() Snapshot {
 // (a sweep cell's figure), nil when no request had two tokens.
 func (r *Runner) MeanTPOTms() *float64 { return r.tracker.MeanTPOTms() }
 
+// TTFTThirds is the TTFT p50 (ms) of the first and of the last third of
+// the measured requests in the order they went out (a sweep cell's
+// sustained-load figures), nil when too few succeeded.
+func (r *Runner) TTFTThirds() (first, last *float64) { return r.tracker.TTFTThirds() }
+
+// FailRecordWritesAfter makes the run's requests.jsonl refuse writes with
+// err once it holds limit bytes, as a full disk would: for fault drills
+// and tests. Call it before Run.
+func (r *Runner) FailRecordWritesAfter(limit int64, err error) { r.rec.FailWritesAfter(limit, err) }
+
 // Abort stops every request in flight at once (a second Ctrl-C).
 func (r *Runner) Abort() { r.reqCancel() }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/app"
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/config"
 )
@@ -42,7 +43,14 @@ before each cell when given. sweep.json and sweep.csv hold the curve.
 LIST is 1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear).
 --search finds the highest value whose good fraction under --slo reaches
 --goodput-target: it starts at the first value, doubles while cells pass,
-then bisects between the last pass and the first fail.`,
+then bisects between the last pass and the first fail.
+
+A cell counts only when its load was delivered and sustained: a cell whose
+load was not delivered neither passes nor fails (the result lists it as not
+delivered), and one whose engine fell behind (completions under 95% of the
+rate, or TTFT p50 of its last third 1.5x that of its first) is "not
+sustained", a fail. A cell whose run record could not be written (a full
+disk) is "cut": the sweep stops there and exits 4.`,
 		Example: `  kvbench sweep --engine-url builtin --workload random-prefill --rp-num-requests 200 \
       --rp-request-length 100 --sweep-rate 10,20,40
   kvbench sweep --engine-url http://gpu:8000 --workload random-prefill --tokens-per-gb-kvcache 6000 \
@@ -154,13 +162,13 @@ func runSweep(cmd *cobra.Command, configFile string, sf SweepFlags) error {
 		if o.Search {
 			of = fmt.Sprintf(" (at most %d)", total)
 		}
-		line := fmt.Sprintf("cell %d%s: %s %s done: %d requests, %d failed, achieved %s req/s, p99 TTFT %s ms",
-			i+1, of, o.Dimension, sweep.Format(c.Value), c.TotalRequests, c.FailedRequests, optNum(c.AchievedRate), optNum(c.P99TTFTms))
+		line := fmt.Sprintf("cell %d%s: %s %s %s: %d requests, %d failed, achieved %s req/s, p99 TTFT %s ms",
+			i+1, of, o.Dimension, sweep.Format(c.Value), c.Status, c.TotalRequests, c.FailedRequests, optNum(c.AchievedRate), optNum(c.P99TTFTms))
 		if c.GoodFraction != nil {
 			line += fmt.Sprintf(", good %.1f%%", *c.GoodFraction*100)
 		}
-		if c.Delivered != nil && !*c.Delivered {
-			line += ", load not delivered"
+		if c.Status != record.CellPass && c.Status != record.CellDone && len(c.Reasons) > 0 {
+			line += " (" + c.Reasons[0] + ")"
 		}
 		progress("%s", line)
 	}
@@ -177,9 +185,19 @@ func runSweep(cmd *cobra.Command, configFile string, sf SweepFlags) error {
 		}
 		progress("kvbench: sweep in %s", dir)
 	}
+	if msg := sweep.CutMessage(f); msg != "" {
+		// Said even with -q: it is why the exit code is 4.
+		fmt.Fprintf(stderr, "kvbench: %s\n", msg)
+	}
 	if err != nil {
 		if bench.IsUsage(err) {
 			return &UsageError{Err: err}
+		}
+		if code == 4 {
+			// sweep.json or sweep.csv could not be written: the record's
+			// exit code, not a generic failure.
+			fmt.Fprintf(stderr, "kvbench: %v\n", err)
+			return exitCode(4)
 		}
 		return err
 	}

@@ -35,6 +35,7 @@ type HoldBack struct {
 type Block struct {
 	TargetRate             *float64 `json:"target_rate"`
 	AchievedRate           *float64 `json:"achieved_rate"`
+	CompletionRate         *float64 `json:"completion_rate"` // sustain.completionRate
 	Arrival                string   `json:"arrival"`
 	Burstiness             *float64 `json:"burstiness"`
 	MaxConcurrency         *int     `json:"max_concurrency"`
@@ -130,6 +131,7 @@ type Tracker struct {
 	tpotN               int
 	recent              [100]Hold // last requests: 0..2 a Hold, -1 on time
 	recentN             int
+	sus                 sustain
 }
 
 // NewTracker returns a tracker for a run with settings s.
@@ -191,6 +193,7 @@ func (t *Tracker) Finish(r *sender.Result, hold Hold) {
 	}
 	t.recent[t.recentN%len(t.recent)] = state
 	t.recentN++
+	t.sus.add(r)
 	if r.SLOMet != nil && *r.SLOMet {
 		t.good++
 		if r.Successful {
@@ -293,6 +296,7 @@ func (t *Tracker) Final(elapsed float64, hb *HoldBack, overload []string) (Block
 	b := Block{
 		TargetRate:             t.target(),
 		AchievedRate:           t.achieved(),
+		CompletionRate:         t.sus.completionRate(),
 		Arrival:                t.s.Arrival,
 		ObservedMaxConcurrency: t.maxFlight,
 		DegradedReasons:        []string{},

@@ -1,6 +1,9 @@
 package record
 
-import "github.com/kvbench/kvbench/bench/load"
+import (
+	"github.com/kvbench/kvbench/bench/load"
+	"github.com/kvbench/kvbench/internal/textclean"
+)
 
 // SweepInfo is sweep.json's `sweep` object (spec/load.md).
 type SweepInfo struct {
@@ -15,6 +18,29 @@ type SweepInfo struct {
 	GoodputTarget *float64    `json:"goodput_target"`
 	SLO           *load.SLOms `json:"slo"`
 }
+
+// A sweep cell's status: what it established (spec/load.md "kvbench
+// sweep"; docs/load.md). Only CellPass and the two fails bound a
+// capacity.
+const (
+	// CellPass: delivered, sustained, good fraction at the target.
+	CellPass = "pass"
+	// CellFail: delivered, good fraction under the target.
+	CellFail = "fail"
+	// CellNotSustained: delivered and good enough, but the engine did
+	// not keep up (a fail).
+	CellNotSustained = "not sustained"
+	// CellNotDelivered: the load was not delivered; neither a pass nor a
+	// fail.
+	CellNotDelivered = "not delivered"
+	// CellCut: the cell's run record could not be written completely
+	// (exit code 4); the sweep stopped there.
+	CellCut = "cut"
+	// CellInterrupted: the sweep was stopped during the cell.
+	CellInterrupted = "interrupted"
+	// CellDone: ran, delivered and sustained, with no SLO to judge it.
+	CellDone = "done"
+)
 
 // SweepCell is one cell's row of sweep.json and sweep.csv.
 type SweepCell struct {
@@ -34,14 +60,53 @@ type SweepCell struct {
 	GoodFraction     *float64 `json:"good_fraction"`
 	GoodputRPS       *float64 `json:"goodput_rps"`
 
+	// Beyond the spec's keys (docs/load.md): the figures of the
+	// sustained-load check, the cell's status and why.
+	CompletionRate      *float64 `json:"completion_rate"`
+	TTFTP50FirstThirdms *float64 `json:"ttft_p50_first_third_ms"`
+	TTFTP50LastThirdms  *float64 `json:"ttft_p50_last_third_ms"`
+	Status              string   `json:"status"`
+	Reasons             []string `json:"reasons"`
+
 	// ExitCode is the cell run's exit code (not in the files).
 	ExitCode int `json:"-"`
 }
 
-// SweepResult is sweep.json's `result`: the highest value that passed.
+// Verdict is the cell's status: the recorded one, or, for a sweep.json
+// written before cells had one, what its figures say (delivered, then
+// the good fraction against target; nil target: no SLO).
+func (c SweepCell) Verdict(target *float64) string {
+	switch {
+	case c.Status != "":
+		return c.Status
+	case c.Delivered != nil && !*c.Delivered:
+		return CellNotDelivered
+	case target == nil:
+		return CellDone
+	case c.GoodFraction != nil && *c.GoodFraction >= *target:
+		return CellPass
+	}
+	return CellFail
+}
+
+// Fails reports whether a status bounds a capacity from above.
+func Fails(status string) bool { return status == CellFail || status == CellNotSustained }
+
+// SweepResult is sweep.json's `result`: what the delivered cells
+// established. MaxValue is the highest delivered passing value (null
+// when none passed); UndeliveredAbove are the values above it whose load
+// was not delivered, which it therefore says nothing about.
 type SweepResult struct {
-	MaxValue          float64  `json:"max_value"`
-	GoodFractionAtMax *float64 `json:"good_fraction_at_max"`
+	MaxValue          *float64      `json:"max_value"`
+	GoodFractionAtMax *float64      `json:"good_fraction_at_max"`
+	UndeliveredAbove  []Undelivered `json:"undelivered_above"`
+}
+
+// Undelivered is a value whose load was not delivered, with the first
+// reason why.
+type Undelivered struct {
+	Value  float64 `json:"value"`
+	Reason string  `json:"reason"`
 }
 
 // SweepSummary is a sweep folder's sweep.json (SweepFile), written by
@@ -52,4 +117,22 @@ type SweepSummary struct {
 	Sweep         SweepInfo    `json:"sweep"`
 	Cells         []SweepCell  `json:"cells"`
 	Result        *SweepResult `json:"result"`
+}
+
+// CleanVerdicts cleans the cells' statuses and reasons and the result's
+// reasons of a sweep.json read from disk: text from a file, shown on
+// terminals (STYLE.md, "Text from outside").
+func (f *SweepSummary) CleanVerdicts() {
+	for i := range f.Cells {
+		c := &f.Cells[i]
+		c.Status = textclean.Line(c.Status)
+		for j, r := range c.Reasons {
+			c.Reasons[j] = textclean.Line(r)
+		}
+	}
+	if f.Result != nil {
+		for i, u := range f.Result.UndeliveredAbove {
+			f.Result.UndeliveredAbove[i].Reason = textclean.Line(u.Reason)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,7 @@ func readSweepRecord(dir string) (*record.SweepSummary, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	f.CleanVerdicts()
 	return &f, nil
 }
 
@@ -56,6 +58,12 @@ type Sweep struct {
 	GoodputTarget *float64
 	// SLO is set when the sweep judged its cells against one.
 	SLO bool
+	// Undelivered are the values above MaxValue (all, when it is nil)
+	// whose load was not delivered: the sweep says nothing about them.
+	Undelivered []float64
+	// Cut is the value of the cell whose record could not be written,
+	// where the sweep stopped (nil when none was).
+	Cut *float64
 }
 
 // Describe is the sweep in words, as short as width asks: the longest of
@@ -86,14 +94,30 @@ func (s *Sweep) Descriptions() []string {
 		unit = "in flight"
 	}
 	var long, mid, brief string // the result in three lengths
+	var undelivered []string
+	for _, v := range s.Undelivered {
+		undelivered = append(undelivered, formatValue(v))
+	}
 	switch {
 	case s.MaxValue != nil:
 		v := formatValue(*s.MaxValue)
 		long = fmt.Sprintf(", max %s %s %s", s.Dimension, v, unit)
 		mid = fmt.Sprintf(", max %s %s", v, unit)
 		brief = ", max " + v
+		if len(undelivered) > 0 {
+			long += ", " + strings.Join(undelivered, ",") + " not delivered"
+			mid += ", " + strings.Join(undelivered, ",") + " not delivered"
+		}
+	case len(undelivered) > 0:
+		long = fmt.Sprintf(", not delivered at %s %s", strings.Join(undelivered, ","), unit)
+		mid, brief = ", not delivered at "+strings.Join(undelivered, ","), ", not delivered"
 	case s.SLO:
 		long, mid, brief = ", no cell passed", ", none passed", ", none passed"
+	}
+	if s.Cut != nil {
+		long += ", cut at " + formatValue(*s.Cut) + " (record incomplete)"
+		mid += ", cut at " + formatValue(*s.Cut)
+		brief += ", cut"
 	}
 	return []string{
 		fmt.Sprintf("sweep of %s (%s over %s)%s", cells, kind, s.Dimension, long),
@@ -148,7 +172,7 @@ func ListAll(runsDir string) ([]Run, error) {
 // and engine (from its first cell), start time, its cells' request
 // totals, and its status (running while the sweep holds its folder's
 // lock, incomplete after a crash, interrupted, failed when a cell had a
-// failed request).
+// failed request or was cut).
 func ReadSweep(dir string) *Run {
 	r := &Run{ID: FolderID(dir), Dir: dir, Interrupted: true, Sweep: &Sweep{}}
 	f, err := readSweepRecord(dir)
@@ -169,17 +193,35 @@ func ReadSweep(dir string) *Run {
 	r.Interrupted = s.Interrupted || !r.Complete
 	r.Sweep = &Sweep{Dimension: textclean.Line(s.Dimension), Search: s.Search, Values: s.Values, Cells: len(f.Cells),
 		GoodputTarget: s.GoodputTarget, SLO: s.SLO != nil}
-	if f.Result != nil {
-		v := f.Result.MaxValue
+	if f.Result != nil && f.Result.MaxValue != nil {
+		v := *f.Result.MaxValue
 		r.Sweep.MaxValue = &v
+	}
+	var target *float64
+	if s.SLO != nil {
+		target = s.GoodputTarget
 	}
 	for _, c := range f.Cells {
 		r.TotalRequests += c.TotalRequests
 		r.FailedRequests += c.FailedRequests
+		switch c.Verdict(target) {
+		case record.CellNotDelivered:
+			if r.Sweep.MaxValue == nil || c.Value > *r.Sweep.MaxValue {
+				r.Sweep.Undelivered = append(r.Sweep.Undelivered, c.Value)
+			}
+		case record.CellCut:
+			v := c.Value
+			r.Sweep.Cut = &v
+		}
 	}
+	slices.Sort(r.Sweep.Undelivered)
+	r.Sweep.Undelivered = slices.Compact(r.Sweep.Undelivered)
 	r.SuccessfulRequests = r.TotalRequests - r.FailedRequests
 	if r.FailedRequests > 0 {
 		r.ExitCode = 1
+	}
+	if r.Sweep.Cut != nil {
+		r.ExitCode = 4
 	}
 	if s.Interrupted {
 		r.ExitCode = 130

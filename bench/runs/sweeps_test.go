@@ -98,3 +98,42 @@ func TestDeleteSweep(t *testing.T) {
 		t.Errorf("DeleteAny removed a folder that is neither")
 	}
 }
+
+// A sweep's row never claims a value it could not deliver: it names the
+// values not delivered above the highest passing one, or that nothing
+// delivered passed; a cut sweep says where it stopped and is failed.
+func TestSweepRowUndeliveredAndCut(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
+	held := []runstest.SweepCell{
+		{Value: 2, Undelivered: true, GoodFraction: runstest.F(1), Status: record.CellNotDelivered, Reasons: []string{"held back"}},
+		{Value: 5, Undelivered: true, GoodFraction: runstest.F(1), Status: record.CellNotDelivered, Reasons: []string{"held back"}},
+		{Value: 10, Undelivered: true, GoodFraction: runstest.F(1), Status: record.CellNotDelivered, Reasons: []string{"held back"}},
+	}
+	none := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "held", Started: t0, GoodputTarget: runstest.F(0.9), Cells: held,
+		UndeliveredAbove: []record.Undelivered{{Value: 2, Reason: "held back"}, {Value: 5, Reason: "held back"}, {Value: 10, Reason: "held back"}}})
+	r := runs.ReadSweep(none)
+	if r.Sweep.MaxValue != nil || len(r.Sweep.Undelivered) != 3 {
+		t.Fatalf("row %+v", r.Sweep)
+	}
+	if got := r.Sweep.Describe(80); got != "sweep of 3 cells (list over rate), not delivered at 2,5,10 req/s" {
+		t.Errorf("describe: %q", got)
+	}
+	if got := r.Sweep.Describe(30); got != "sweep 3 cells, not delivered" {
+		t.Errorf("describe in 30: %q", got)
+	}
+	cut := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "cut", Search: true, Started: t0.Add(time.Hour), GoodputTarget: runstest.F(0.9),
+		MaxValue: runstest.F(32), GoodFractionAtMax: runstest.F(1), UndeliveredAbove: []record.Undelivered{{Value: 64, Reason: "client overloaded"}},
+		Cells: []runstest.SweepCell{
+			{Value: 32, GoodFraction: runstest.F(1), Status: record.CellPass},
+			{Value: 64, Undelivered: true, GoodFraction: runstest.F(1), Status: record.CellNotDelivered, Reasons: []string{"client overloaded"}},
+			{Value: 48, GoodFraction: runstest.F(1), Status: record.CellCut, Reasons: []string{"the run record is incomplete"}},
+		}})
+	r = runs.ReadSweep(cut)
+	if got := r.Sweep.Describe(120); got != "sweep of 3 cells (capacity search over rate), max rate 32 req/s, 64 not delivered, cut at 48 (record incomplete)" {
+		t.Errorf("describe: %q", got)
+	}
+	if r.Status() != runs.StatusFailed || r.ExitCode != 4 {
+		t.Errorf("a cut sweep's status %s (exit %d)", r.Status(), r.ExitCode)
+	}
+}

@@ -28,6 +28,7 @@ func ReadFile(dir string) (*File, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	f.CleanVerdicts()
 	return &f, nil
 }
 

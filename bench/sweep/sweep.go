@@ -11,7 +11,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/bench"
@@ -205,6 +207,11 @@ func (s *sweeper) run(ctx context.Context) (int, error) {
 			s.f.Sweep.Interrupted = true
 			return 130, nil
 		}
+		if c.Status == record.CellCut {
+			// The disk (or the descriptors) gave out: a next cell would
+			// be cut too, or leave no record at all.
+			return 4, nil
+		}
 	}
 	return code, nil
 }
@@ -228,6 +235,13 @@ func (s *sweeper) plan() func(i int) (float64, bool) {
 			return 0, false
 		}
 		lo, hi := s.bounds()
+		if lo == 0 && hi > 0 && s.undelivered(hi) {
+			// Nothing passed and the lowest load tried was not delivered:
+			// halving further would only lengthen the cells (a cell is a
+			// fixed number of requests) while the client, not the
+			// engine, is what falls short.
+			return 0, false
+		}
 		var v float64
 		switch {
 		case hi == 0: // every cell passed: double
@@ -253,13 +267,18 @@ func (s *sweeper) plan() func(i int) (float64, bool) {
 	}
 }
 
-// pass reports whether a cell met the goodput target.
-func (s *sweeper) pass(c Cell) bool {
-	return c.GoodFraction != nil && *c.GoodFraction >= s.o.GoodputTarget
-}
+// status is a cell's verdict: its recorded status (cells made without
+// one, as in the search's tests, are judged by their good fraction).
+func (s *sweeper) status(c Cell) string { return c.Verdict(&s.o.GoodputTarget) }
 
-// bounds are the highest passing value and the lowest failing value
-// above it (0 when none).
+// pass reports whether a cell passed: delivered, sustained and at the
+// goodput target.
+func (s *sweeper) pass(c Cell) bool { return s.status(c) == record.CellPass }
+
+// bounds are the highest passing value and the lowest value above it
+// that failed or whose load was not delivered (0 when none): a search
+// learns nothing at or above a load it could not deliver, so it bisects
+// below it too.
 func (s *sweeper) bounds() (lo, hi float64) {
 	for _, c := range s.f.Cells {
 		if s.pass(c) && c.Value > lo {
@@ -267,28 +286,65 @@ func (s *sweeper) bounds() (lo, hi float64) {
 		}
 	}
 	for _, c := range s.f.Cells {
-		if !s.pass(c) && c.Value > lo && (hi == 0 || c.Value < hi) {
+		st := s.status(c)
+		if (record.Fails(st) || st == record.CellNotDelivered) && c.Value > lo && (hi == 0 || c.Value < hi) {
 			hi = c.Value
 		}
 	}
 	return lo, hi
 }
 
+// undelivered reports whether a cell at value v was not delivered.
+func (s *sweeper) undelivered(v float64) bool {
+	for _, c := range s.f.Cells {
+		if c.Value == v && s.status(c) == record.CellNotDelivered {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *sweeper) result() *Result {
 	if s.slo == nil {
 		return nil
 	}
+	return ResultOf(s.f.Cells, s.o.GoodputTarget)
+}
+
+// ResultOf is what the cells of a sweep with an SLO (cells pass at
+// target) established: the highest delivered passing value, and the
+// values above it whose load was not delivered, each with its first
+// reason; nil when no cell passed and every load was delivered.
+func ResultOf(cells []Cell, target float64) *Result {
 	var best *Cell
-	for i := range s.f.Cells {
-		c := &s.f.Cells[i]
-		if s.pass(*c) && (best == nil || c.Value > best.Value) {
+	for i := range cells {
+		c := &cells[i]
+		if c.Verdict(&target) == record.CellPass && (best == nil || c.Value > best.Value) {
 			best = c
 		}
 	}
-	if best == nil {
+	r := &Result{UndeliveredAbove: []record.Undelivered{}}
+	if best != nil {
+		v := best.Value
+		r.MaxValue, r.GoodFractionAtMax = &v, best.GoodFraction
+	}
+	seen := map[float64]bool{}
+	for _, c := range cells {
+		if c.Verdict(&target) != record.CellNotDelivered || best != nil && c.Value <= best.Value || seen[c.Value] {
+			continue
+		}
+		seen[c.Value] = true
+		why := "the load was not delivered"
+		if len(c.Reasons) > 0 {
+			why = c.Reasons[0]
+		}
+		r.UndeliveredAbove = append(r.UndeliveredAbove, record.Undelivered{Value: c.Value, Reason: why})
+	}
+	sort.Slice(r.UndeliveredAbove, func(i, j int) bool { return r.UndeliveredAbove[i].Value < r.UndeliveredAbove[j].Value })
+	if best == nil && len(r.UndeliveredAbove) == 0 {
 		return nil
 	}
-	return &Result{MaxValue: best.Value, GoodFractionAtMax: best.GoodFraction}
+	return r
 }
 
 // cellConfig is the base config with the cell's value and its own salt.
@@ -363,11 +419,15 @@ func (s *sweeper) cell(ctx context.Context, i int, v float64) (Cell, error) {
 		}
 	}
 	fin := run(ctx, r)
-	return cellOf(v, r.ID(), fin.Summary, r.MeanTPOTms(), fin.ExitCode), nil
+	cell := cellOf(v, r.ID(), fin, r.MeanTPOTms())
+	cell.TTFTP50FirstThirdms, cell.TTFTP50LastThirdms = r.TTFTThirds()
+	s.judge(&cell, fin.RecordError)
+	return cell, nil
 }
 
-func cellOf(v float64, id string, sum *record.Summary, tpot *float64, code int) Cell {
-	c := Cell{Value: v, RunID: id, ExitCode: code, MeanTPOTms: tpot}
+func cellOf(v float64, id string, fin bench.Finish, tpot *float64) Cell {
+	c := Cell{Value: v, RunID: id, ExitCode: fin.ExitCode, MeanTPOTms: tpot, Reasons: []string{}}
+	sum := fin.Summary
 	if sum == nil {
 		return c
 	}
@@ -379,11 +439,140 @@ func cellOf(v float64, id string, sum *record.Summary, tpot *float64, code int) 
 	if l := sum.Load; l != nil {
 		d := l.Delivered
 		c.TargetRate, c.AchievedRate, c.MeanConcurrency, c.Delivered = l.TargetRate, l.AchievedRate, l.MeanConcurrency, &d
+		c.CompletionRate = l.CompletionRate
+		if !d {
+			c.Reasons = append(c.Reasons, l.DegradedReasons...)
+		}
 	}
 	if g := sum.Goodput; g != nil {
 		c.GoodFraction, c.GoodputRPS = g.GoodFraction, g.GoodputRPS
 	}
 	return c
+}
+
+// Sustained-load limits (spec/load.md, docs/load.md): a rate cell
+// completes at least minCompletion of its rate; TTFT p50 of its last
+// third stays under maxTTFTGrowth times that of its first, a rise of
+// less than minTTFTRise ms not counting (timer and scheduling noise,
+// not a queue), nor, under a TTFT limit, a rise that carried on through
+// a cell projectedLength times as long would still keep that cell's last
+// third within the limit (a queue filling up to a level it holds, not
+// one growing without end); cells of fewer than minSustainRequests
+// measured requests are not judged (their spans are too short to tell,
+// as the delivered rule's achieved rate needs 50).
+const (
+	minCompletion      = 0.95
+	maxTTFTGrowth      = 1.5
+	minTTFTRise        = 10.0
+	projectedLength    = 3
+	minSustainRequests = 50
+)
+
+// Criteria are what a sweep's cells are judged by.
+type Criteria struct {
+	Dimension string // Rate or Concurrency
+	// GoodputTarget is the good fraction a cell must reach, nil without
+	// an SLO; TTFTLimitms the SLO's TTFT limit, nil when it sets none.
+	GoodputTarget, TTFTLimitms *float64
+}
+
+// criteria are the sweep's own.
+func (s *sweeper) criteria() Criteria {
+	k := Criteria{Dimension: s.o.Dimension}
+	if s.slo != nil {
+		g := s.o.GoodputTarget
+		k.GoodputTarget, k.TTFTLimitms = &g, s.slo.Millis().TTFTms
+	}
+	return k
+}
+
+// projectedTTFT is the TTFT p50 of the last third of a cell
+// projectedLength times as long, had TTFT kept rising at the pace it rose
+// from first to last (medians at 1/6 and 5/6 of the cell).
+func projectedTTFT(first, last float64) float64 {
+	return first + (last-first)*(5*projectedLength-1)/4
+}
+
+// Sustained checks that the engine kept up with a cell's load, not only
+// that it was sent: why not, in words (empty when it did, or when the
+// figures are not there to tell). A rate cell's completion rate is held
+// against its target, or against its achieved rate when that is lower
+// (a short Poisson cell's own schedule may be slower than the target and
+// still delivered: the engine is judged on what it was sent).
+func Sustained(c Cell, k Criteria) []string {
+	if c.TotalRequests < minSustainRequests {
+		return nil
+	}
+	var out []string
+	if k.Dimension == Rate && c.TargetRate != nil && c.CompletionRate != nil && *c.TargetRate > 0 {
+		ref, of := *c.TargetRate, "the "+Format(*c.TargetRate)+" req/s target"
+		if c.AchievedRate != nil && *c.AchievedRate < ref {
+			ref, of = *c.AchievedRate, fmt.Sprintf("the %.2f req/s sent", *c.AchievedRate)
+		}
+		if *c.CompletionRate < minCompletion*ref {
+			out = append(out, fmt.Sprintf("not sustained: the engine completed %.2f req/s, %.0f%% of %s (at least %.0f%% needed): its queue grew through the cell",
+				*c.CompletionRate, 100**c.CompletionRate/ref, of, 100*minCompletion))
+		}
+	}
+	f, l := c.TTFTP50FirstThirdms, c.TTFTP50LastThirdms
+	if f == nil || l == nil || *f <= 0 || *l < maxTTFTGrowth**f || *l-*f < minTTFTRise {
+		return out
+	}
+	why := fmt.Sprintf("not sustained: TTFT p50 rose from %.1f ms in the cell's first third to %.1f ms in its last (%.2fx, under %.1fx needed): a queue grew through the cell",
+		*f, *l, *l / *f, maxTTFTGrowth)
+	if lim := k.TTFTLimitms; lim != nil {
+		p := projectedTTFT(*f, *l)
+		if p <= *lim {
+			return out
+		}
+		why += fmt.Sprintf(", and rising so through a cell %d times as long it would reach %.0f ms, over the %s ms TTFT limit", projectedLength, p, Format(*lim))
+	}
+	return append(out, why)
+}
+
+// judge sets the cell's status and reasons (Judge) by the sweep's
+// criteria.
+func (s *sweeper) judge(c *Cell, recordErr string) { Judge(c, s.criteria(), recordErr) }
+
+// Judge sets a cell's status and reasons (record.Cell*): cut when its
+// record is incomplete (recordErr says what it lacks), interrupted, not
+// delivered, then, with a goodput target (none: no SLO), fail under it,
+// not sustained, or pass.
+func Judge(c *Cell, k Criteria, recordErr string) {
+	if c.Reasons == nil {
+		c.Reasons = []string{}
+	}
+	target := k.GoodputTarget
+	sustained := Sustained(*c, k)
+	switch {
+	case c.ExitCode == 4:
+		c.Status = record.CellCut
+		if recordErr == "" {
+			recordErr = "the run record could not be written completely"
+		}
+		c.Reasons = []string{recordErr}
+	case c.ExitCode == 130:
+		c.Status = record.CellInterrupted
+		c.Reasons = []string{"interrupted before every request ran: its figures cover part of the load"}
+	case c.Delivered != nil && !*c.Delivered:
+		c.Status = record.CellNotDelivered
+		if len(c.Reasons) == 0 {
+			c.Reasons = []string{"the load was not delivered"}
+		}
+	case target != nil && (c.GoodFraction == nil || *c.GoodFraction < *target):
+		c.Status = record.CellFail
+		g := "n/a"
+		if c.GoodFraction != nil {
+			g = fmt.Sprintf("%.1f%%", *c.GoodFraction*100)
+		}
+		c.Reasons = append([]string{fmt.Sprintf("good fraction %s is under the %.0f%% target", g, *target*100)}, sustained...)
+	case len(sustained) > 0:
+		c.Status, c.Reasons = record.CellNotSustained, sustained
+	case target != nil:
+		c.Status = record.CellPass
+	default:
+		c.Status = record.CellDone
+	}
 }
 
 // create makes the sweep folder <output-dir>/<stamp>-sweep-<workload>[-<name>].
@@ -415,7 +604,9 @@ func (s *sweeper) create() error {
 		s.dir = dir
 		s.f.Sweep.ID = id
 		s.f.Sweep.StartedAt = started.UTC().Format(time.RFC3339)
-		return nil
+		// A valid sweep.json from the start: should the disk fill up
+		// later, the folder still reads as the sweep that it is.
+		return s.write()
 	}
 	return fmt.Errorf("--output-dir: %s and its numbered variants are taken", base)
 }
@@ -439,7 +630,9 @@ func (s *sweeper) write() error {
 // CSVHeader is sweep.csv's header: the cell keys of sweep.json in order.
 var CSVHeader = []string{"value", "run_id", "target_rate", "achieved_rate", "mean_concurrency", "delivered",
 	"total_requests", "failed_requests", "p50_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "output_throughput",
-	"hit_ratio", "good_fraction", "goodput_rps"}
+	"hit_ratio", "good_fraction", "goodput_rps",
+	// docs/load.md: beyond the spec's keys, as in sweep.json
+	"completion_rate", "ttft_p50_first_third_ms", "ttft_p50_last_third_ms", "status", "reasons"}
 
 // CSV renders the cells, one row each; null is an empty field.
 func CSV(cells []Cell) []byte {
@@ -460,7 +653,8 @@ func CSV(cells []Cell) []byte {
 		out := c.OutputThroughput
 		w.Write([]string{Format(c.Value), c.RunID, f(c.TargetRate), f(c.AchievedRate), f(c.MeanConcurrency), delivered,
 			strconv.Itoa(c.TotalRequests), strconv.Itoa(c.FailedRequests), f(c.P50TTFTms), f(c.P99TTFTms), f(c.MeanTPOTms),
-			f(&out), f(c.HitRatio), f(c.GoodFraction), f(c.GoodputRPS)})
+			f(&out), f(c.HitRatio), f(c.GoodFraction), f(c.GoodputRPS),
+			f(c.CompletionRate), f(c.TTFTP50FirstThirdms), f(c.TTFTP50LastThirdms), c.Status, strings.Join(c.Reasons, "; ")})
 	}
 	w.Flush()
 	return b.Bytes()

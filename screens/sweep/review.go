@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/screens/common"
@@ -86,14 +87,32 @@ func (m *Model) reviewLine() string {
 		parts = append(parts, n)
 	}
 	if g := f.Sweep.GoodputTarget; g != nil && f.Sweep.SLO != nil {
-		if m.result != nil {
-			parts = append(parts, st.OK.Render(fmt.Sprintf("highest passing %s %s (good fraction >= %.0f%%)",
-				m.info.Dimension, bsweep.Format(m.result.MaxValue), *g*100)))
-		} else {
+		switch r := m.result; {
+		case r != nil && r.MaxValue != nil:
+			words := fmt.Sprintf("highest passing %s %s (good fraction >= %.0f%%)", m.info.Dimension, bsweep.Format(*r.MaxValue), *g*100)
+			if und := undelivered(r); und != "" {
+				words += ", " + und + " not delivered"
+			}
+			parts = append(parts, st.OK.Render(words))
+		case r != nil && len(r.UndeliveredAbove) > 0:
+			parts = append(parts, st.Warn.Render(fmt.Sprintf("no delivered %s passed; %s not delivered", m.info.Dimension, undelivered(r))))
+		default:
 			parts = append(parts, st.Warn.Render(fmt.Sprintf("no %s reached a good fraction of %.0f%%", m.info.Dimension, *g*100)))
 		}
 	}
+	if n := len(m.cells); n > 0 && m.cells[n-1].Status == record.CellCut {
+		parts = append(parts, st.Error.Render(fmt.Sprintf("cut at %s %s: its record is incomplete", m.info.Dimension, bsweep.Format(m.cells[n-1].Value))))
+	}
 	return fit(strings.Join(parts, st.Muted.Render(" · ")), m.w)
+}
+
+// undelivered lists the result's values that were not delivered.
+func undelivered(r *bsweep.Result) string {
+	var out []string
+	for _, u := range r.UndeliveredAbove {
+		out = append(out, bsweep.Format(u.Value))
+	}
+	return strings.Join(out, ",")
 }
 
 // reviewTable lists the cells around the cursor under a header; the
@@ -113,7 +132,7 @@ func (m *Model) reviewTable(rows int) string {
 	}
 	m.top = max(min(m.top, len(m.cells)-v), 0)
 	for i := m.top; i < min(m.top+v, len(m.cells)); i++ {
-		line := fit(cellRow(m.cells[i]), max(m.w-2, 1))
+		line := fit(m.cellRow(m.cells[i]), max(m.w-2, 1))
 		if i == m.cursor {
 			lines = append(lines, "› "+st.Selected.Render(line))
 		} else {

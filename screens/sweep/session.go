@@ -96,6 +96,9 @@ func (s *Session) Report(stdout, stderr io.Writer) {
 		bsweep.WriteTable(stdout, s.file)
 		io.WriteString(stderr, "kvbench: sweep in "+s.dir+"\n")
 	}
+	if msg := bsweep.CutMessage(s.file); msg != "" {
+		io.WriteString(stderr, "kvbench: "+msg+"\n")
+	}
 	if s.err != nil {
 		io.WriteString(stderr, "kvbench: "+s.err.Error()+"\n")
 	}

@@ -246,10 +246,14 @@ func (m *Model) View() string {
 		b.WriteString(st.Error.Render(fit("stopped: "+common.ErrorText(m.err), m.w)) + "\n")
 	case m.done:
 		line := fmt.Sprintf("done: %d cell(s), exit %d", len(m.cells), m.code)
-		if m.result != nil {
-			line += fmt.Sprintf("; highest passing %s %s", m.info.Dimension, bsweep.Format(m.result.MaxValue))
+		if r := m.resultWords(); r != "" {
+			line += "; " + r
 		}
-		b.WriteString(st.OK.Render(fit(line, m.w)) + "\n")
+		style := st.OK
+		if m.code != 0 {
+			style = st.Warn
+		}
+		b.WriteString(style.Render(fit(line, m.w)) + "\n")
 	case m.stopping:
 		b.WriteString(st.Warn.Render(fit("stopping: waiting for the requests in flight", m.w)) + "\n")
 	case m.inCell:
@@ -272,18 +276,26 @@ func (m *Model) View() string {
 	default:
 		b.WriteString("starting…\n")
 	}
+	why := m.why()
+	whyRows := 0
+	if why != "" {
+		whyRows = 1
+	}
 	tableRows := min(len(m.cells)+1, max(m.h/3, 3))
-	chartH := m.h - 2 - tableRows - 1
+	chartH := m.h - 2 - tableRows - 1 - whyRows
 	if chartH >= 6 {
 		b.WriteString(m.charts(chartH) + "\n")
 	} else if m.review {
 		// No room for the curve: the cells get the screen.
-		tableRows = max(min(len(m.cells)+1, m.h-3), 2)
+		tableRows = max(min(len(m.cells)+1, m.h-3-whyRows), 2)
 	}
 	if m.review {
 		b.WriteString(m.reviewTable(tableRows))
 	} else {
 		b.WriteString(m.table(tableRows))
+	}
+	if why != "" && m.h >= minH+whyRows {
+		b.WriteString("\n" + why)
 	}
 	if m.dir != "" && m.h > 0 {
 		b.WriteString("\n" + st.Muted.Render(fit(textclean.Line(m.dir), m.w)))
@@ -352,27 +364,109 @@ func (m *Model) curves() curves {
 	return cv
 }
 
-// capacity is the cell of the highest value that met the goodput
-// target: the sweep's result once it has ended, else the best so far
-// (final false). ok is false when no cell passed or there is no SLO.
+// target is the good fraction a cell must reach (nil without an SLO).
+func (m *Model) target() *float64 { return m.info.GoodputTarget }
+
+// capacity is the cell of the highest value that passed (delivered,
+// sustained, at the goodput target): the sweep's result once it has
+// ended, else the best so far (final false). ok is false when no cell
+// passed or there is no SLO.
 func (m *Model) capacity() (c bsweep.Cell, final, ok bool) {
 	if m.result != nil {
+		if m.result.MaxValue == nil {
+			return c, true, false
+		}
 		for _, c := range m.cells {
-			if c.Value == m.result.MaxValue {
+			if c.Value == *m.result.MaxValue {
 				return c, true, true
 			}
 		}
-		return bsweep.Cell{Value: m.result.MaxValue}, true, false
+		return bsweep.Cell{Value: *m.result.MaxValue}, true, false
 	}
-	if m.done || m.info.GoodputTarget == nil {
+	if m.done || m.target() == nil {
 		return c, false, false
 	}
 	for _, x := range m.cells {
-		if x.GoodFraction != nil && *x.GoodFraction >= *m.info.GoodputTarget && (!ok || x.Value > c.Value) {
+		if x.Verdict(m.target()) == record.CellPass && (!ok || x.Value > c.Value) {
 			c, ok = x, true
 		}
 	}
 	return c, false, ok
+}
+
+// resultWords say what the ended sweep established ("" when there is
+// nothing to say): the highest delivered passing value and the values
+// above it that were not delivered, or where a cut stopped it.
+func (m *Model) resultWords() string {
+	dim := m.info.Dimension
+	var parts []string
+	if r := m.result; r != nil {
+		var und []string
+		for _, u := range r.UndeliveredAbove {
+			und = append(und, bsweep.Format(u.Value))
+		}
+		switch {
+		case r.MaxValue != nil && len(und) > 0:
+			parts = append(parts, fmt.Sprintf("highest passing %s %s, %s not delivered", dim, bsweep.Format(*r.MaxValue), strings.Join(und, ",")))
+		case r.MaxValue != nil:
+			parts = append(parts, fmt.Sprintf("highest passing %s %s", dim, bsweep.Format(*r.MaxValue)))
+		case len(und) > 0:
+			parts = append(parts, fmt.Sprintf("no delivered %s passed, %s not delivered", dim, strings.Join(und, ",")))
+		}
+	}
+	if n := len(m.cells); n > 0 && m.cells[n-1].Status == record.CellCut {
+		parts = append(parts, fmt.Sprintf("cut at %s %s: its record is incomplete", dim, bsweep.Format(m.cells[n-1].Value)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// explained are the statuses whose reasons the live screen shows: the
+// ones the table's figures do not explain by themselves.
+func explained(status string) bool {
+	switch status {
+	case record.CellNotDelivered, record.CellNotSustained, record.CellCut, record.CellInterrupted:
+		return true
+	}
+	return false
+}
+
+// why is the line saying why a cell did not pass, its status and
+// reasons: in review the cell under the cursor (the line is kept while
+// any cell has reasons, so the layout does not jump with the cursor),
+// else the last cell to finish not delivered, not sustained or cut; ""
+// when there is none.
+func (m *Model) why() string {
+	st := m.c.Styles
+	if m.review {
+		any := false
+		for _, c := range m.cells {
+			any = any || len(c.Reasons) > 0 && c.Verdict(m.target()) != record.CellPass
+		}
+		if !any || m.cursor >= len(m.cells) {
+			return ""
+		}
+		c := m.cells[m.cursor]
+		if v := c.Verdict(m.target()); v == record.CellPass || v == record.CellDone || len(c.Reasons) == 0 {
+			return st.Muted.Render(fit(fmt.Sprintf("%s %s %s", m.info.Dimension, bsweep.Format(c.Value), v), m.w))
+		}
+		return m.reasonLine(c)
+	}
+	for i := len(m.cells) - 1; i >= 0; i-- {
+		if c := m.cells[i]; explained(c.Verdict(m.target())) && len(c.Reasons) > 0 {
+			return m.reasonLine(c)
+		}
+	}
+	return ""
+}
+
+// reasonLine is "<dimension> <value> <status>: <reasons>".
+func (m *Model) reasonLine(c bsweep.Cell) string {
+	v := c.Verdict(m.target())
+	style := m.c.Styles.Warn
+	if v == record.CellCut {
+		style = m.c.Styles.Error
+	}
+	return style.Render(fit(fmt.Sprintf("%s %s %s: %s", m.info.Dimension, bsweep.Format(c.Value), v, strings.Join(c.Reasons, "; ")), m.w))
 }
 
 // minChartW is the narrowest useful chart: below two of them side by
@@ -529,21 +623,19 @@ func (m *Model) table(rows int) string {
 	lines := []string{fit(m.tableHead(), m.w)}
 	first := max(0, len(m.cells)-(rows-1))
 	for _, c := range m.cells[first:] {
-		lines = append(lines, fit(cellRow(c), m.w))
+		lines = append(lines, fit(m.cellRow(c), m.w))
 	}
 	return strings.Join(lines, "\n")
 }
 
 func (m *Model) tableHead() string {
-	return fmt.Sprintf("%8s %10s %10s %10s %7s %9s", strings.ToUpper(m.info.Dimension), "ACHIEVED", "P50 TTFT", "P99 TTFT", "GOOD %", "DELIVERED")
+	return fmt.Sprintf("%8s %10s %10s %10s %7s %13s", strings.ToUpper(m.info.Dimension), "ACHIEVED", "P50 TTFT", "P99 TTFT", "GOOD %", "STATUS")
 }
 
-func cellRow(c bsweep.Cell) string {
-	delivered := "-"
-	if c.Delivered != nil {
-		delivered = map[bool]string{true: "yes", false: "NO"}[*c.Delivered]
-	}
-	return fmt.Sprintf("%8s %10s %10s %10s %7s %9s", bsweep.Format(c.Value), num(c.AchievedRate), num(c.P50TTFTms), num(c.P99TTFTms), pct(c.GoodFraction), delivered)
+// cellRow is a cell's row; its status says whether it passed, failed,
+// was not sustained, not delivered or cut.
+func (m *Model) cellRow(c bsweep.Cell) string {
+	return fmt.Sprintf("%8s %10s %10s %10s %7s %13s", bsweep.Format(c.Value), num(c.AchievedRate), num(c.P50TTFTms), num(c.P99TTFTms), pct(c.GoodFraction), c.Verdict(m.target()))
 }
 
 func num(p *float64) string {

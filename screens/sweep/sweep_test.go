@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/load"
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/screens/screentest"
@@ -41,7 +43,7 @@ func TestSweepScreen(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, "cell 2 done, next cell starting") {
 		t.Errorf("between cells:\n%s", v)
 	}
-	m.apply(Event{Kind: Done, Code: 0, Dir: "/runs/x-sweep", File: &bsweep.File{Result: &bsweep.Result{MaxValue: 10}}})
+	m.apply(Event{Kind: Done, Code: 0, Dir: "/runs/x-sweep", File: &bsweep.File{Result: &bsweep.Result{MaxValue: f(10)}}})
 	v := m.View()
 	for _, want := range []string{"TTFT p50 / p99 (ms)", "●─ p99", "○⠒ p50", "good fraction (%)", "req/s achieved", "19.5", "400.0", "50.0",
 		"highest passing rate 10", "┆ highest passing rate 10 (9.8 req/s achieved)", "/runs/x-sweep"} {
@@ -71,16 +73,22 @@ func TestSweepScreen(t *testing.T) {
 }
 
 // searchCells are the cells of a capacity search in the order it ran
-// them: doubling from 4 to 16 (which fails), then bisecting back.
+// them: doubling from 4 to 16 (whose load was not delivered), then
+// bisecting back; each judged as the sweep judges it.
 func searchCells() []bsweep.Cell {
 	yes, no := true, false
-	return []bsweep.Cell{
+	cells := []bsweep.Cell{
 		{Value: 4, AchievedRate: f(3.96), P50TTFTms: f(42), P99TTFTms: f(120), GoodFraction: f(1), Delivered: &yes},
 		{Value: 8, AchievedRate: f(7.9), P50TTFTms: f(55), P99TTFTms: f(210), GoodFraction: f(0.98), Delivered: &yes},
-		{Value: 16, AchievedRate: f(13.1), P50TTFTms: f(380), P99TTFTms: f(1450), GoodFraction: f(0.31), Delivered: &no},
+		{Value: 16, AchievedRate: f(13.1), P50TTFTms: f(380), P99TTFTms: f(1450), GoodFraction: f(0.31), Delivered: &no,
+			Reasons: []string{"achieved 13.10 req/s, 82% of the 16 req/s target", "client overloaded: dispatch lag 40 ms > 10 ms"}},
 		{Value: 12, AchievedRate: f(11.8), P50TTFTms: f(120), P99TTFTms: f(620), GoodFraction: f(0.84), Delivered: &yes},
 		{Value: 10, AchievedRate: f(9.9), P50TTFTms: f(70), P99TTFTms: f(380), GoodFraction: f(0.93), Delivered: &yes},
 	}
+	for i := range cells {
+		bsweep.Judge(&cells[i], bsweep.Criteria{Dimension: bsweep.Rate, GoodputTarget: f(0.9)}, "")
+	}
+	return cells
 }
 
 func searchInfo() Info {
@@ -144,7 +152,8 @@ func TestSweepChartGolden(t *testing.T) {
 			v := liveMidSweep(sz[0], sz[1]).View()
 			checkFits(t, v, sz[0], sz[1])
 			for _, want := range []string{"cell 6: rate 11, 74 requests done of 200 in measure, 10.9 req/s, good 91%",
-				"┄ TTFT SLO 500 ms", "so far: rate 10"} {
+				"┄ TTFT SLO 500 ms", "so far: rate 10", "31.0 not delivered", "84.0          fail",
+				"rate 16 not delivered: achieved 13.10 req/s, 82% of the 16 req/s target"} {
 				if !strings.Contains(v, want) {
 					t.Errorf("%q missing:\n%s", want, v)
 				}
@@ -156,18 +165,19 @@ func TestSweepChartGolden(t *testing.T) {
 	var cells []runstest.SweepCell
 	for _, c := range searchCells() {
 		cells = append(cells, runstest.SweepCell{Value: c.Value, Achieved: c.AchievedRate, P50TTFTms: c.P50TTFTms, P99TTFTms: c.P99TTFTms,
-			GoodFraction: c.GoodFraction, Undelivered: !*c.Delivered})
+			GoodFraction: c.GoodFraction, Undelivered: !*c.Delivered, Status: c.Status, Reasons: c.Reasons})
 	}
 	sd := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "cap", Workload: "random-prefill", Search: true,
-		Started: time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local), GoodputTarget: f(0.9), MaxValue: f(10), GoodFractionAtMax: f(0.93), Cells: cells})
+		Started: time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local), GoodputTarget: f(0.9), MaxValue: f(10), GoodFractionAtMax: f(0.93), Cells: cells,
+		UndeliveredAbove: []record.Undelivered{{Value: 16, Reason: "achieved 13.10 req/s, 82% of the 16 req/s target"}}})
 	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
 		t.Run(fmt.Sprintf("review-%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			m := NewReview(screentest.Common(sz[0], sz[1], screentest.Now), sd)
 			m.Update(m.Init()())
 			v := strings.ReplaceAll(m.View(), dir, "$RUNS")
 			checkFits(t, v, sz[0], sz[1])
-			for _, want := range []string{"5 cell(s) · highest passing rate 10 (good fraction >= 90%)",
-				"┄ TTFT SLO 500 ms", "┆ highest passing rate 10"} {
+			for _, want := range []string{"5 cell(s) · highest passing rate 10 (good fraction >= 90%), 16 not delivered",
+				"┄ TTFT SLO 500 ms", "┆ highest passing rate 10", "rate 4 pass"} {
 				if !strings.Contains(v, want) {
 					t.Errorf("%q missing:\n%s", want, v)
 				}
@@ -186,6 +196,91 @@ func checkFits(t *testing.T, v string, w, h int) {
 	for i, l := range lines {
 		if n := ansi.StringWidth(l); n > w {
 			t.Errorf("line %d is %d wide at %d: %q", i, n, w, l)
+		}
+	}
+}
+
+// A rate list whose every cell was held back (not delivered) passes
+// nothing: the end says no delivered rate passed and lists them, no
+// capacity is marked, and each cell shows as not delivered with its
+// reason, live and in review.
+func TestSweepScreenNothingDelivered(t *testing.T) {
+	no := false
+	held := "50 of 150 requests were held back by the workload's design, not by an overloaded client: its in-flight cap"
+	var cells []bsweep.Cell
+	for _, v := range []float64{2, 5, 10} {
+		c := bsweep.Cell{Value: v, AchievedRate: f(min(v, 5)), P50TTFTms: f(30), P99TTFTms: f(60), GoodFraction: f(1), Delivered: &no,
+			Reasons: []string{held}}
+		bsweep.Judge(&c, bsweep.Criteria{Dimension: bsweep.Rate, GoodputTarget: f(0.9)}, "")
+		cells = append(cells, c)
+	}
+	res := bsweep.ResultOf(cells, 0.9)
+	if res == nil || res.MaxValue != nil || len(res.UndeliveredAbove) != 3 || res.UndeliveredAbove[2].Reason != held {
+		t.Fatalf("result %+v", res)
+	}
+	info := Info{Workload: "multi-round-chat", Dimension: bsweep.Rate, Values: []float64{2, 5, 10}, SLO: true, TTFTSLOms: f(500), GoodputTarget: f(0.9)}
+	m := New(screentest.Common(100, 30, screentest.Now), info, nil)
+	m.SetSize(100, 30)
+	for i, c := range cells {
+		m.apply(Event{Kind: CellDone, Index: i, Cell: c})
+	}
+	if _, _, ok := m.capacity(); ok {
+		t.Error("a cell not delivered counts as passing while the sweep runs")
+	}
+	m.apply(Event{Kind: Done, Code: 0, Dir: "/runs/x-sweep", File: &bsweep.File{Result: res}})
+	v := m.View()
+	for _, want := range []string{"done: 3 cell(s), exit 0; no delivered rate passed, 2,5,10 not delivered",
+		"100.0 not delivered", "rate 10 not delivered: " + held[:40]} {
+		if !strings.Contains(v, want) {
+			t.Errorf("%q missing:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "highest passing") || strings.Contains(v, "┆") {
+		t.Errorf("a capacity is claimed:\n%s", v)
+	}
+
+	dir := t.TempDir()
+	var rc []runstest.SweepCell
+	for _, c := range cells {
+		rc = append(rc, runstest.SweepCell{Value: c.Value, Achieved: c.AchievedRate, P50TTFTms: c.P50TTFTms, P99TTFTms: c.P99TTFTms,
+			GoodFraction: c.GoodFraction, Undelivered: true, Status: c.Status, Reasons: c.Reasons})
+	}
+	sd := runstest.WriteSweep(t, dir, runstest.SweepSpec{Name: "held", Workload: "multi-round-chat", GoodputTarget: f(0.9), Cells: rc,
+		UndeliveredAbove: res.UndeliveredAbove})
+	r := NewReview(screentest.Common(100, 30, screentest.Now), sd)
+	r.Update(r.Init()())
+	r.reviewKey(tea.KeyMsg{Type: tea.KeyDown})
+	v = r.View()
+	for _, want := range []string{"3 cell(s) · no delivered rate passed; 2,5,10 not delivered", "rate 5 not delivered: " + held[:40]} {
+		if !strings.Contains(v, want) {
+			t.Errorf("review: %q missing:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "highest passing") {
+		t.Errorf("review claims a capacity:\n%s", v)
+	}
+}
+
+// A cell whose record could not be written is cut: its row says so, the
+// line under the table gives what the record lacks, and the end names
+// where the sweep stopped (exit 4).
+func TestSweepScreenCut(t *testing.T) {
+	yes := true
+	m := New(screentest.Common(100, 30, screentest.Now), searchInfo(), nil)
+	m.SetSize(100, 30)
+	good := bsweep.Cell{Value: 4, AchievedRate: f(3.9), P50TTFTms: f(40), P99TTFTms: f(90), GoodFraction: f(1), Delivered: &yes}
+	bsweep.Judge(&good, bsweep.Criteria{Dimension: bsweep.Rate, GoodputTarget: f(0.9)}, "")
+	cut := bsweep.Cell{Value: 8, AchievedRate: f(7.9), P50TTFTms: f(45), P99TTFTms: f(95), GoodFraction: f(1), Delivered: &yes, ExitCode: 4}
+	bsweep.Judge(&cut, bsweep.Criteria{Dimension: bsweep.Rate, GoodputTarget: f(0.9)}, "the run record in /runs/x/cells/02-rate-8 is incomplete: requests.jsonl holds 12 complete lines and lacks 1 finished request(s) (no space left on device)")
+	m.apply(Event{Kind: CellDone, Index: 0, Cell: good})
+	m.apply(Event{Kind: CellDone, Index: 1, Cell: cut})
+	res := bsweep.ResultOf([]bsweep.Cell{good, cut}, 0.9)
+	m.apply(Event{Kind: Done, Code: 4, Dir: "/runs/x", File: &bsweep.File{Result: res}})
+	v := m.View()
+	for _, want := range []string{"done: 2 cell(s), exit 4; highest passing rate 4; cut at rate 8: its record is incomplete",
+		"100.0           cut", "rate 8 cut: the run record in /runs/x/cells/02-rate-8 is incomplete"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("%q missing:\n%s", want, v)
 		}
 	}
 }

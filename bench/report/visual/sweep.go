@@ -30,8 +30,13 @@ type Sweep struct {
 	Search                bool
 	GoodputTarget         *float64
 	Cells                 []SweepCell
-	// MaxValue is the search's result (nil without a search or a pass).
+	// MaxValue is the highest delivered passing value (the result's; nil
+	// without an SLO or a pass); UndeliveredAbove the values above it
+	// whose load was not delivered, with the first reason.
 	MaxValue, GoodFractionAtMax *float64
+	UndeliveredAbove            []record.Undelivered
+	// HasSLO is set when the sweep judged its cells against an SLO.
+	HasSLO bool
 
 	summary *node
 	// runs are the cells' run folders that could be read, in cell order.
@@ -59,11 +64,13 @@ type sweepJSON struct {
 		Dimension     string   `json:"dimension"`
 		Search        any      `json:"search"`
 		GoodputTarget *float64 `json:"goodput_target"`
+		SLO           any      `json:"slo"`
 	} `json:"sweep"`
 	Cells  []SweepCell `json:"cells"`
 	Result *struct {
-		MaxValue          *float64 `json:"max_value"`
-		GoodFractionAtMax *float64 `json:"good_fraction_at_max"`
+		MaxValue          *float64             `json:"max_value"`
+		GoodFractionAtMax *float64             `json:"good_fraction_at_max"`
+		UndeliveredAbove  []record.Undelivered `json:"undelivered_above"`
 	} `json:"result"`
 }
 
@@ -87,7 +94,7 @@ func LoadSweep(dir string) (*Sweep, error) {
 	s := &Sweep{
 		ID: id, Dir: dir, Name: textclean.Line(j.Sweep.Name), Dimension: textclean.Line(j.Sweep.Dimension),
 		ToolVersion: j.Tool.Version, StartedAt: j.Sweep.StartedAt, FinishedAt: j.Sweep.FinishedAt,
-		Interrupted: j.Sweep.Interrupted, GoodputTarget: j.Sweep.GoodputTarget,
+		Interrupted: j.Sweep.Interrupted, GoodputTarget: j.Sweep.GoodputTarget, HasSLO: j.Sweep.SLO != nil,
 		Cells: j.Cells, summary: n,
 	}
 	switch v := j.Sweep.Search.(type) {
@@ -100,8 +107,11 @@ func LoadSweep(dir string) (*Sweep, error) {
 		s.ID = textclean.Line(j.Sweep.ID)
 	}
 	if j.Result != nil {
-		s.MaxValue, s.GoodFractionAtMax = j.Result.MaxValue, j.Result.GoodFractionAtMax
+		s.MaxValue, s.GoodFractionAtMax, s.UndeliveredAbove = j.Result.MaxValue, j.Result.GoodFractionAtMax, j.Result.UndeliveredAbove
 	}
+	// Statuses and reasons reach terminals too (compare's text).
+	clean := record.SweepSummary{Cells: s.Cells, Result: &record.SweepResult{UndeliveredAbove: s.UndeliveredAbove}}
+	clean.CleanVerdicts()
 	cells := cellDirs(filepath.Join(dir, record.SweepCellsDir))
 	for _, c := range s.Cells {
 		d, ok := cells[c.RunID]
@@ -146,6 +156,37 @@ func cellDirs(cellsDir string) map[string]string {
 		}
 	}
 	return out
+}
+
+// status is a cell's status (record.Cell*) under the sweep's goodput
+// target.
+func (s *Sweep) status(c SweepCell) string {
+	var target *float64
+	if s.HasSLO {
+		target = s.GoodputTarget
+	}
+	return c.Verdict(target)
+}
+
+// cellsWith are the labels of the cells whose status is st.
+func (s *Sweep) cellsWith(st string) []string {
+	var out []string
+	for _, c := range s.Cells {
+		if s.status(c) == st {
+			out = append(out, cellLabel(s.Dimension, c.Value))
+		}
+	}
+	return out
+}
+
+// undeliveredText lists the result's undelivered values with their first
+// reason ("" when there are none).
+func (s *Sweep) undeliveredText() string {
+	var parts []string
+	for _, u := range s.UndeliveredAbove {
+		parts = append(parts, cellLabel(s.Dimension, u.Value)+" ("+u.Reason+")")
+	}
+	return strings.Join(parts, ", ")
 }
 
 func cellLabel(dim string, v float64) string {

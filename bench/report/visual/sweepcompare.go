@@ -86,6 +86,7 @@ func (s *Sweep) Capacity() string {
 }
 
 func (s *Sweep) capacity() string {
+	und := s.undeliveredText()
 	switch {
 	case s.MaxValue != nil:
 		g := "n/a"
@@ -96,9 +97,15 @@ func (s *Sweep) capacity() string {
 		if s.GoodputTarget != nil {
 			out += fmt.Sprintf(" >= target %.0f%%", *s.GoodputTarget*100)
 		}
-		return out + ")"
+		out += ")"
+		if und != "" {
+			out = "at least " + out + "; not delivered, so not judged: " + und
+		}
+		return out
 	case s.GoodputTarget == nil:
 		return "n/a: no --slo, so no goodput target"
+	case und != "":
+		return fmt.Sprintf("none established: no delivered cell reached the good fraction target %.0f%%; not delivered, so not judged: %s", *s.GoodputTarget*100, und)
 	}
 	return fmt.Sprintf("none: no cell reached the good fraction target %.0f%%", *s.GoodputTarget*100)
 }

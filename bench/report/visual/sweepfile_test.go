@@ -26,7 +26,7 @@ func TestReadsTheSweepsOwnFile(t *testing.T) {
 		Sweep: sweep.Info{ID: filepath.Base(sd), Name: "n", Dimension: "concurrency", Values: []float64{4}, GoodputTarget: &target},
 		Cells: []sweep.Cell{{Value: 4, RunID: id, AchievedRate: fp(3.5), MeanConcurrency: fp(3.9), Delivered: &yes,
 			TotalRequests: 20, P50TTFTms: fp(90), P99TTFTms: fp(140), OutputThroughput: 500, GoodFraction: &good}},
-		Result: &sweep.Result{MaxValue: 4, GoodFractionAtMax: &good},
+		Result: &sweep.Result{MaxValue: fp(4), GoodFractionAtMax: &good},
 	}
 	b, err := json.Marshal(f)
 	if err != nil {

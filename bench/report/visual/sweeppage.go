@@ -112,20 +112,54 @@ func (r *Report) sweepPage(pg *page) {
 			}
 			return "OVERLOADED in: " + strings.Join(bad, ", ")
 		}},
-		{"Capacity (search)", func(s *Sweep) string {
-			if s.MaxValue == nil {
-				if s.Search {
-					return "no value passed"
+		{"Cells by status", func(s *Sweep) string {
+			count := map[string]int{}
+			for _, c := range s.Cells {
+				count[s.status(c)]++
+			}
+			var parts []string
+			for _, st := range []string{record.CellPass, record.CellFail, record.CellNotSustained, record.CellNotDelivered,
+				record.CellCut, record.CellInterrupted, record.CellDone} {
+				if n := count[st]; n > 0 {
+					parts = append(parts, fmt.Sprintf("%d %s", n, st))
 				}
-				return "-"
 			}
-			g := "n/a"
-			if s.GoodFractionAtMax != nil {
-				g = fmtNum(*s.GoodFractionAtMax)
-			}
-			return fmt.Sprintf("%s (good fraction %s)", cellLabel(s.Dimension, *s.MaxValue), g)
+			return strings.Join(parts, ", ")
 		}},
 	}
+	// The result's row: a search's capacity, or a list's highest passing
+	// value (a list is no search: it only says which of its values
+	// passed); only delivered passing cells count.
+	capLabel := "Highest passing value (list)"
+	for _, s := range ss {
+		if s.Search {
+			capLabel = "Capacity (search)"
+		}
+	}
+	fields = append(fields, field{capLabel, func(s *Sweep) string {
+		und := s.undeliveredText()
+		if s.MaxValue == nil {
+			switch {
+			case !s.HasSLO && s.GoodputTarget == nil:
+				return "n/a: no --slo"
+			case und != "":
+				return "no delivered value passed; not delivered, so not judged: " + und
+			}
+			return "no value passed"
+		}
+		g := "n/a"
+		if s.GoodFractionAtMax != nil {
+			g = fmtNum(*s.GoodFractionAtMax)
+		}
+		out := fmt.Sprintf("%s (good fraction %s)", cellLabel(s.Dimension, *s.MaxValue), g)
+		if und != "" {
+			out = "at least " + out + "; not delivered, so not judged: " + und
+		}
+		if len(ss) > 1 {
+			out += map[bool]string{true: " (search)", false: " (list)"}[s.Search]
+		}
+		return out
+	}})
 	for _, f := range fields {
 		cells := []cell{{Text: f.label, Class: "label"}}
 		for _, s := range ss {
@@ -161,6 +195,14 @@ func (r *Report) sweepPage(pg *page) {
 		if len(overloaded) > 0 {
 			pg.Warnings = append(pg.Warnings, fmt.Sprintf("%sthe client was overloaded in %s %s, latencies may be inflated.",
 				who, plural(len(overloaded), "cell", "cells"), strings.Join(overloaded, ", ")))
+		}
+		if ns := s.cellsWith(record.CellNotSustained); len(ns) > 0 {
+			pg.Warnings = append(pg.Warnings, fmt.Sprintf("%sthe engine did not sustain the load in %s %s: its queue grew through the cell, so a longer cell would have failed; they count as fails.",
+				who, plural(len(ns), "cell", "cells"), strings.Join(ns, ", ")))
+		}
+		if cut := s.cellsWith(record.CellCut); len(cut) > 0 {
+			pg.Warnings = append(pg.Warnings, fmt.Sprintf("%sthe run record of %s %s could not be written completely (disk full or I/O error): the sweep stopped there.",
+				who, plural(len(cut), "cell", "cells"), strings.Join(cut, ", ")))
 		}
 		if cells := s.summary.get("cells"); cells != nil && objectArray(cells) {
 			t := arrayTable("cells", cells)

@@ -123,14 +123,15 @@ func writeRecordedSweep(runsDir string, s RecordedSweep) (string, error) {
 		if s.SLO {
 			c.GoodFraction = &good
 		}
+		k := bsweep.Criteria{Dimension: s.Dimension, GoodputTarget: f.Sweep.GoodputTarget}
+		if f.Sweep.SLO != nil {
+			k.TTFTLimitms = f.Sweep.SLO.TTFTms
+		}
+		bsweep.Judge(&c, k, "")
 		f.Cells = append(f.Cells, c)
 	}
 	if s.SLO {
-		for _, c := range f.Cells {
-			if *c.GoodFraction >= 0.9 && (f.Result == nil || c.Value > f.Result.MaxValue) {
-				f.Result = &bsweep.Result{MaxValue: c.Value, GoodFractionAtMax: c.GoodFraction}
-			}
-		}
+		f.Result = bsweep.ResultOf(f.Cells, *f.Sweep.GoodputTarget)
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {

@@ -21,6 +21,10 @@ type SweepCell struct {
 	GoodFraction         *float64
 	Undelivered          bool
 	FailedRequests       int
+	// Status and Reasons as the sweep records them ("" and nil: a
+	// sweep.json written before cells had a status).
+	Status  string
+	Reasons []string
 }
 
 // SweepSpec describes a sweep folder as `kvbench sweep` writes it.
@@ -34,6 +38,9 @@ type SweepSpec struct {
 	// max_value (nil: result null).
 	GoodputTarget, MaxValue, GoodFractionAtMax *float64
 	Search, Interrupted                        bool
+	// UndeliveredAbove is the result's undelivered_above (a result with
+	// a nil MaxValue is written when it is set).
+	UndeliveredAbove []record.Undelivered
 }
 
 // F is a figure for a SweepCell.
@@ -62,7 +69,7 @@ func WriteSweep(tb testing.TB, runsDir string, s SweepSpec) string {
 		delivered := !c.Undelivered
 		cell := record.SweepCell{Value: c.Value, RunID: runID, Delivered: &delivered, TotalRequests: 10,
 			FailedRequests: c.FailedRequests, P50TTFTms: c.P50TTFTms, P99TTFTms: c.P99TTFTms, OutputThroughput: 100,
-			GoodFraction: c.GoodFraction}
+			GoodFraction: c.GoodFraction, Status: c.Status, Reasons: c.Reasons}
 		if s.Dimension == "rate" {
 			cell.TargetRate, cell.AchievedRate = F(c.Value), c.Achieved
 		} else {
@@ -71,8 +78,8 @@ func WriteSweep(tb testing.TB, runsDir string, s SweepSpec) string {
 		f.Cells = append(f.Cells, cell)
 		f.Sweep.Values = append(f.Sweep.Values, c.Value)
 	}
-	if s.MaxValue != nil {
-		f.Result = &record.SweepResult{MaxValue: *s.MaxValue, GoodFractionAtMax: s.GoodFractionAtMax}
+	if s.MaxValue != nil || s.UndeliveredAbove != nil {
+		f.Result = &record.SweepResult{MaxValue: s.MaxValue, GoodFractionAtMax: s.GoodFractionAtMax, UndeliveredAbove: s.UndeliveredAbove}
 	}
 	if s.GoodputTarget != nil {
 		f.Sweep.SLO = &load.SLOms{TTFTms: F(500)}
