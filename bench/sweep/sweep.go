@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/errs"
 	"io/fs"
 	"math"
 	"os"
@@ -164,15 +165,15 @@ type sweeper struct {
 }
 
 func (s *sweeper) run(ctx context.Context) (int, error) {
-	code := 0
+	code := errs.ExitOK
 	note := func(c Cell) {
 		switch {
-		case c.ExitCode == 130:
-			code = 130
-		case c.ExitCode == 4 && code != 130:
-			code = 4
-		case (c.ExitCode == 1 || c.FailedRequests > 0) && code == 0:
-			code = 1
+		case c.ExitCode == errs.ExitInterrupted:
+			code = errs.ExitInterrupted
+		case c.ExitCode == errs.ExitRecord && code != errs.ExitInterrupted:
+			code = errs.ExitRecord
+		case (c.ExitCode == errs.ExitFailed || c.FailedRequests > 0) && code == errs.ExitOK:
+			code = errs.ExitFailed
 		}
 	}
 	next := s.plan()
@@ -183,34 +184,31 @@ func (s *sweeper) run(ctx context.Context) (int, error) {
 		}
 		if ctx.Err() != nil {
 			s.f.Sweep.Interrupted = true
-			return 130, nil
+			return errs.ExitInterrupted, nil
 		}
 		c, err := s.cell(ctx, i, v)
 		if err != nil {
-			if bench.IsUsage(err) {
-				return 2, err
+			if code, ok := errs.CodeOf(err); ok {
+				return code, err
 			}
-			if bench.IsEngineUnavailable(err) {
-				return 3, err
-			}
-			return 1, err
+			return errs.ExitFailed, err
 		}
 		s.f.Cells = append(s.f.Cells, c)
 		if werr := s.write(); werr != nil {
-			return 4, werr
+			return errs.ExitRecord, werr
 		}
 		if s.o.Cell != nil {
 			s.o.Cell(i, c)
 		}
 		note(c)
-		if c.ExitCode == 130 || ctx.Err() != nil {
+		if c.ExitCode == errs.ExitInterrupted || ctx.Err() != nil {
 			s.f.Sweep.Interrupted = true
-			return 130, nil
+			return errs.ExitInterrupted, nil
 		}
 		if c.Status == record.CellCut {
 			// The disk (or the descriptors) gave out: a next cell would
 			// be cut too, or leave no record at all.
-			return 4, nil
+			return errs.ExitRecord, nil
 		}
 	}
 	return code, nil
@@ -551,7 +549,7 @@ func Judge(c *Cell, k Criteria, recordErr string) {
 			recordErr = "the run record could not be written completely"
 		}
 		c.Reasons = []string{recordErr}
-	case c.ExitCode == 130:
+	case c.ExitCode == errs.ExitInterrupted:
 		c.Status = record.CellInterrupted
 		c.Reasons = []string{"interrupted before every request ran: its figures cover part of the load"}
 	case c.Delivered != nil && !*c.Delivered:
