@@ -762,7 +762,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	sum.Load, sum.Goodput = &loadBlock, goodput
 	sum.Headline = record.NewHeadline(sum, blocks.Speedup)
 	if len(missing) > 0 {
-		sum.Run.ExitCode = 4
+		sum.Run.ExitCode = errs.ExitRecord
 	}
 	code := sum.Run.ExitCode
 	sum.CacheReset = r.cacheReset
@@ -777,11 +777,11 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	if err := r.rec.WriteSummary(sum); err != nil {
 		r.logf(true, "cannot write bench_summary.json: %v", err)
 		missing = append(missing, fmt.Sprintf("bench_summary.json was not written (%v)", errs.Root(err)))
-		code, sum.Run.ExitCode = 4, 4
+		code, sum.Run.ExitCode = errs.ExitRecord, errs.ExitRecord
 	}
 	if err := r.rec.Close(); err != nil && len(missing) == 0 {
 		missing = append(missing, fmt.Sprintf("requests.jsonl may not be on disk (%v)", errs.Root(err)))
-		code, sum.Run.ExitCode = 4, 4
+		code, sum.Run.ExitCode = errs.ExitRecord, errs.ExitRecord
 	}
 	recordErr := ""
 	if len(missing) > 0 {
@@ -804,11 +804,11 @@ func (r *Runner) Run(ctx context.Context) Finish {
 func summarise(cfg *config.Config, engineURL, dir string, blocks stats.Blocks, outcome workload.Outcome, run record.RunInfo, runFailed bool) *record.Summary {
 	switch {
 	case run.Interrupted:
-		run.ExitCode = 130
+		run.ExitCode = errs.ExitInterrupted
 	case blocks.Results.FailedRequests > 0 || outcome.Failed || runFailed:
-		run.ExitCode = 1
+		run.ExitCode = errs.ExitFailed
 	default:
-		run.ExitCode = 0
+		run.ExitCode = errs.ExitOK
 	}
 	record.ExpectationIn(outcome.Block).CountFailures(blocks.Results.FailedRequests, blocks.Results.TotalRequests)
 	sum := &record.Summary{

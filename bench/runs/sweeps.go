@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/errs"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -218,13 +219,13 @@ func ReadSweep(dir string) *Run {
 	r.Sweep.Undelivered = slices.Compact(r.Sweep.Undelivered)
 	r.SuccessfulRequests = r.TotalRequests - r.FailedRequests
 	if r.FailedRequests > 0 {
-		r.ExitCode = 1
+		r.ExitCode = errs.ExitFailed
 	}
 	if r.Sweep.Cut != nil {
-		r.ExitCode = 4
+		r.ExitCode = errs.ExitRecord
 	}
 	if s.Interrupted {
-		r.ExitCode = 130
+		r.ExitCode = errs.ExitInterrupted
 	}
 	if len(f.Cells) > 0 {
 		if cell := readRecord(record.SweepCellDir(dir, f.Cells[0].RunID)); cell != nil {
