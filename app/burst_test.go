@@ -54,7 +54,7 @@ func TestFormBurstAcrossFields(t *testing.T) {
 			go func() { _, err := p.Run(); done <- err }()
 			p.Send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			teatest.WaitFor(t, out, func(b []byte) bool { return bytes.Contains(b, []byte("--engine-url")) },
-				teatest.WithDuration(10*time.Second))
+				teatest.WithDuration(time.Minute))
 
 			// URL kept; model and served name typed; api key env, LMCache
 			// question, volume, tokens per GB, length, queries, shuffle,
@@ -65,7 +65,7 @@ func TestFormBurstAcrossFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			teatest.WaitFor(t, out, func(b []byte) bool { return bytes.Contains(b, []byte("Summary")) },
-				teatest.WithDuration(10*time.Second))
+				teatest.WithDuration(time.Minute))
 			p.Quit()
 			feed.Close()
 			if err := <-done; err != nil {
