@@ -3,8 +3,8 @@ package app
 import (
 	"bytes"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/testutil"
 	"io"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,24 +14,6 @@ import (
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/form"
 )
-
-// lockedBuffer is a program's output, read while it is written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Read(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Read(p)
-}
 
 // Keys that arrive in one read (a paste, a burst over a slow link) go to
 // the field that has focus when each is handled, also across an enter
@@ -48,7 +30,7 @@ func TestFormBurstAcrossFields(t *testing.T) {
 			m := newModel(c, f)
 
 			in, feed := io.Pipe()
-			out := &lockedBuffer{}
+			out := &testutil.LockedBuffer{}
 			p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithoutSignals())
 			done := make(chan error, 1)
 			go func() { _, err := p.Run(); done <- err }()

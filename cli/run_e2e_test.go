@@ -426,7 +426,7 @@ func TestRunSIGINTExit130(t *testing.T) {
 	cmd := exec.CommandContext(ctx, testbin.Path(t), "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
 		"--tokens-per-gb-kvcache", "10", "--rp-num-requests", "2", "--rp-request-length", "20",
 		"--output-dir", out, "--no-interactive", "--idle-timeout", "30s")
-	var stderr lockedBuffer
+	var stderr testutil.LockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -478,24 +478,6 @@ func waitFor(t *testing.T, ctx context.Context, cond func() bool) {
 			t.Fatal("condition never held")
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestRootWithoutTTYPrintsUsageExit2(t *testing.T) {
