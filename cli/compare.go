@@ -93,7 +93,7 @@ without a terminal, it is printed.`,
 			if sweeps[0] || sweeps[1] {
 				if sweeps[0] != sweeps[1] {
 					kind := func(i int) string { return map[bool]string{true: "a sweep", false: "a run or series"}[sweeps[i]] }
-					return &UsageError{Err: fmt.Errorf("compare takes two runs or series, or two sweeps: %s is %s and %s is %s", args[0], kind(0), args[1], kind(1))}
+					return &UsageError{Err: fmt.Errorf("compare takes two runs or two sweeps (a series counts as a run): %s is %s and %s is %s", args[0], kind(0), args[1], kind(1))}
 				}
 				if len(gates) > 0 || format != "text" {
 					return Usagef("two sweeps are compared as curves, as text: --gate and --format %s take runs or series", format)

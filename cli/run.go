@@ -77,6 +77,9 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 		}
 	}
 
+	if exportFile == "" && cfg.Int("repeat") > 1 {
+		return runSeries(cmd, cfg)
+	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	stderr := cmd.ErrOrStderr()

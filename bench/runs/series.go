@@ -1,6 +1,8 @@
 package runs
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/stat"
 	"github.com/kvbench/kvbench/internal/textclean"
 )
 
@@ -200,4 +204,94 @@ func DeleteSeries(dir string) error {
 		return fmt.Errorf("delete series: %w", err)
 	}
 	return nil
+}
+
+// SeriesEntry is the row of series.json of the run folder dir (run id,
+// exit code, summary as the run ended): its counts and every metric,
+// read back from its requests.jsonl once.
+func SeriesEntry(dir, id string, exitCode int, sum *record.Summary) (record.SeriesRun, error) {
+	entry := record.SeriesRun{RunID: id, ExitCode: exitCode}
+	smp, err := ReadSamples(context.Background(), dir)
+	if err != nil {
+		return entry, err
+	}
+	if sum != nil {
+		entry.Interrupted = sum.Run.Interrupted
+		entry.TotalRequests, entry.FailedRequests = sum.Results.TotalRequests, sum.Results.FailedRequests
+	} else {
+		entry.TotalRequests, entry.FailedRequests = smp.Measured, smp.Failed
+	}
+	entry.Values = smp.Values(sum)
+	return entry, nil
+}
+
+// SummariseSeries describes every metric (median, mean, standard
+// deviation, 95% bootstrap interval of the median, runs) over the runs
+// that finished: an interrupted run's figures cover part of its plan.
+func SummariseSeries(rs []record.SeriesRun) record.SeriesSummary {
+	var out record.SeriesSummary
+	for _, key := range MetricKeys() {
+		var vs []float64
+		for i := range rs {
+			if rs[i].Interrupted || rs[i].ExitCode == 130 {
+				continue
+			}
+			if v := rs[i].Get(key); v != nil {
+				vs = append(vs, *v)
+			}
+		}
+		out = append(out, record.SeriesMetric{Key: key, Summary: stat.Describe(vs, key)})
+	}
+	return out
+}
+
+// WriteSeriesFile stores dir's series.json atomically (a reader sees the
+// old file or the new one).
+func WriteSeriesFile(dir string, f *record.SeriesRecord) error {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := config.WriteFileAtomic(filepath.Join(dir, record.SeriesFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %v", record.SeriesFile, err)
+	}
+	return nil
+}
+
+// ReadDirs reads the named folders as the list shows them (a run, a
+// sweep or a series each; a folder that is none is left out), newest
+// first.
+func ReadDirs(dirs []string) []Run {
+	var out []Run
+	for _, d := range dirs {
+		switch {
+		case record.IsSweepDir(d):
+			out = append(out, *ReadSweep(d))
+		case record.IsSeriesDir(d):
+			out = append(out, *ReadSeries(d))
+		default:
+			if r := readRun(d); r != nil {
+				out = append(out, *r)
+			}
+		}
+	}
+	sortNewest(out)
+	return out
+}
+
+// SeriesCommand is the command that repeats a series: its first run's
+// command with --repeat N.
+func SeriesCommand(dir string) ([]string, error) {
+	r := ReadSeries(dir)
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	if len(r.Series.Dirs) == 0 {
+		return nil, fmt.Errorf("%s: the series has no run", dir)
+	}
+	args, err := Command(r.Series.Dirs[0])
+	if err != nil {
+		return nil, err
+	}
+	return append(args, "--repeat", fmt.Sprint(r.Series.Repeat)), nil
 }

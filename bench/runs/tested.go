@@ -169,6 +169,13 @@ func CompareTested(a, b *Subject, alpha float64) *Tested {
 			}
 		}
 	}
+	for i := range perState {
+		r := &perState[i]
+		o := overall[slices.IndexFunc(overall, func(o Row) bool { return o.Metric == r.Metric })]
+		if r.Note == "" && r.NA == o.NA && r.NB == o.NB && sameValue(r.A, o.A) && sameValue(r.B, o.B) {
+			r.Note = "every request is " + r.State
+		}
+	}
 	hit := slices.IndexFunc(overall, func(r Row) bool { return r.Metric == "hit_ratio" })
 	if h := overall[hit]; h.Word == WordBetter || h.Word == WordWorse {
 		t.CacheMoved = true
@@ -402,3 +409,5 @@ func (t *Tested) Method() string {
 	return fmt.Sprintf("Compared request by request: 95%% intervals from %d bootstrap resamples of each run, p from Mann-Whitney U over the requests; alpha %g.",
 		stat.Resamples, t.Alpha)
 }
+
+func sameValue(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
