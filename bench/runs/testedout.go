@@ -73,6 +73,15 @@ func (r *Row) Cells() []string {
 		FormatCI(r), FormatP(r.P), r.Word, r.Note}
 }
 
+// Label names the row for reading: the metric's label, with its cache
+// state ("TTFT p50, cold requests").
+func (r *Row) Label() string {
+	if r.State == "" {
+		return r.m.Label
+	}
+	return r.m.Label + ", " + r.State + " requests"
+}
+
 // RowHeader names the cells of Cells.
 var RowHeader = []string{"metric", "A", "B", "delta", "95% interval", "p", "", ""}
 
