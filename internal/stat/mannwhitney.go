@@ -92,7 +92,9 @@ func normalP(u1, f1, f2, ties float64) float64 {
 		return 1
 	}
 	z := (max(u1, f1*f2-u1) - f1*f2/2 - 0.5) / sigma
-	return min(1, max(0, 2*distuv.UnitNormal.Survival(z)))
+	// The lower tail at -z, not the survival at z: gonum's Survival is
+	// 1 - CDF, which is 0 past z of about 8.3.
+	return min(1, max(0, 2*distuv.UnitNormal.CDF(-z)))
 }
 
 // exactCDF is P(U <= u) for samples of n1 and n2 distinct values under
