@@ -42,6 +42,11 @@ type seriesRunner struct {
 }
 
 func runSeries(cmd *cobra.Command, cfg *config.Config) error {
+	if cfg.Shard().Sharded() {
+		// The shards of one run share a salt: repeated, they would warm
+		// each other's cache. A sharded run is repeated by a new --run-key.
+		return Usagef("--repeat runs the whole config N times: drop --shard (repeat a sharded run with a new --run-key)")
+	}
 	s := &seriesRunner{cfg: cfg, n: cfg.Int("repeat"), now: time.Now, stderr: cmd.ErrOrStderr(), quiet: cfg.Bool("quiet"),
 		current: make(chan *bench.Runner, 1)}
 	ctx, cancel := context.WithCancel(cmd.Context())

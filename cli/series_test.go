@@ -84,13 +84,22 @@ func TestRunRepeat(t *testing.T) {
 
 func TestRepeatOutOfRange(t *testing.T) {
 	t.Parallel()
-	for _, n := range []string{"0", "101", "x"} {
-		res := testbin.Run(t, 30*time.Second, nil, "run", "--no-interactive", "--engine-url", "builtin", "--workload", "random-prefill",
-			"--repeat", n, "--output-dir", t.TempDir())
+	for _, args := range [][]string{
+		{"--repeat", "0"}, {"--repeat", "101"}, {"--repeat", "x"},
+		{"--repeat", "3", "--shard", "0/2", "--run-key", "k1"},
+	} {
+		res := testbin.Run(t, 30*time.Second, nil, append([]string{"run", "--no-interactive", "--engine-url", "builtin", "--workload", "random-prefill",
+			"--output-dir", t.TempDir()}, args...)...)
 		lines := strings.Split(strings.TrimSpace(res.Stderr), "\n")
 		if res.Code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "repeat") {
-			t.Errorf("--repeat %s: exit %d, stderr %q", n, res.Code, res.Stderr)
+			t.Errorf("%v: exit %d, stderr %q", args, res.Code, res.Stderr)
 		}
+	}
+	// Missing arguments: the series has no guided form, even on a
+	// terminal; the error says so.
+	res := testbin.Run(t, 30*time.Second, nil, "run", "--repeat", "3", "--output-dir", t.TempDir())
+	if res.Code != 2 || !strings.Contains(res.Stderr, "--engine-url") || !strings.Contains(res.Stderr, "--repeat") {
+		t.Errorf("missing: exit %d, stderr %q", res.Code, res.Stderr)
 	}
 }
 
