@@ -32,8 +32,10 @@ The file needs no network: inline SVG and CSS, no script, no web font;
 light and dark follow the viewer's setting, and every series differs by
 marker and dash as well as by colour.
 
-RUN is a run id (or a unique prefix), a path to a run folder, or a sweep
-folder. Without --output the report is report.html inside the folder of a
+RUN is a run id (or a unique prefix), a path to a run folder, a sweep
+folder, or a series folder (kvbench run --repeat: its runs and summary,
+and two series compared run by run). A comparison opens with the tested
+rows of kvbench compare. Without --output the report is report.html inside the folder of a
 single run or sweep, else report-<first id>-vs-<second id>.html in the
 current directory; the path written is printed on stdout. --output - writes
 to stdout.

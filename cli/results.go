@@ -45,7 +45,9 @@ table, or with --format json as a JSON array. A run still being written
 (it crashed or was killed) is listed as incomplete. Both are summarised
 from the requests they recorded. A sweep folder (kvbench sweep)
 is one entry: in the table its cells' request totals and what it found,
-in JSON an object with "kind": "sweep".`,
+in JSON an object with "kind": "sweep". A series folder (kvbench run
+--repeat N) is one entry too, its figures the medians over its runs, in
+JSON with "kind": "series"; one SERIES_ID on a terminal lists its runs.`,
 		Example: `  kvbench results
   kvbench results --no-interactive
   kvbench results --format json | jq '.[] | select(.complete) | .mean_ttft_ms'
@@ -55,24 +57,29 @@ in JSON an object with "kind": "sweep".`,
 				return Usagef("--format: invalid value %q (want text or json)", format)
 			}
 			var dirs []string
-			var sweeps []bool
+			var sweeps, series []bool
 			for _, a := range args {
 				dir, err := runs.Resolve(runsDir, a)
-				isSweep := false
+				isSweep, isSeries := false, false
 				if err != nil {
-					sdir, ok := visual.ResolveSweep(runsDir, a)
-					if !ok {
+					if sdir, ok := runs.ResolveSeries(runsDir, a); ok {
+						dir, isSeries = sdir, true
+					} else if sdir, ok := visual.ResolveSweep(runsDir, a); ok {
+						dir, isSweep = sdir, true
+					} else {
 						return resUsage(err)
 					}
-					dir, isSweep = sdir, true
 				}
-				dirs, sweeps = append(dirs, dir), append(sweeps, isSweep)
+				dirs, sweeps, series = append(dirs, dir), append(sweeps, isSweep), append(series, isSeries)
 			}
 			if !noInteractive && format == "text" && IsTTY() {
 				var open common.Intent = common.OpenResults{Only: dirs}
 				switch {
 				case len(dirs) == 1 && sweeps[0]:
 					open = common.OpenSweep{Dir: dirs[0]}
+				case len(dirs) == 1 && series[0]:
+					// A series opens as the list of its runs.
+					open = common.OpenResults{Only: runs.ReadSeries(dirs[0]).Series.Dirs}
 				case len(dirs) == 1:
 					open = common.OpenRunDetail{Dir: dirs[0]}
 				}
@@ -83,6 +90,10 @@ in JSON an object with "kind": "sweep".`,
 				for i, d := range dirs {
 					if sweeps[i] {
 						list = append(list, *runs.ReadSweep(d))
+						continue
+					}
+					if series[i] {
+						list = append(list, *runs.ReadSeries(d))
 						continue
 					}
 					r, err := runs.Read(d)
@@ -193,6 +204,30 @@ func nullable(s string) *string {
 	return &s
 }
 
+// seriesJSON is one series of `kvbench results --format json`
+// (docs/compare.md): the series folder as one entry, its figures the
+// medians over its runs.
+type seriesJSON struct {
+	ID             string      `json:"id"`
+	Kind           string      `json:"kind"`
+	Name           *string     `json:"name"`
+	Workload       *string     `json:"workload"`
+	Model          *string     `json:"model"`
+	EngineURL      *string     `json:"engine_url"`
+	StartedAt      *string     `json:"started_at"`
+	Repeat         int         `json:"repeat"`
+	Runs           int         `json:"runs"`
+	TotalRequests  int         `json:"total_requests"`
+	FailedRequests int         `json:"failed_requests"`
+	P50TTFTms      *float64    `json:"median_p50_ttft_ms"`
+	P50TTFTCI95    *[2]float64 `json:"median_p50_ttft_ms_ci95"`
+	P99TTFTms      *float64    `json:"median_p99_ttft_ms"`
+	HitRatio       *float64    `json:"median_hit_ratio"`
+	Interrupted    bool        `json:"interrupted"`
+	Complete       bool        `json:"complete"`
+	Note           *string     `json:"note,omitempty"`
+}
+
 // WriteRunsJSON prints the runs and sweeps as a JSON array (an empty
 // array when there are none), two-space indented.
 func WriteRunsJSON(w io.Writer, list []runs.Run) error {
@@ -201,6 +236,14 @@ func WriteRunsJSON(w io.Writer, list []runs.Run) error {
 		var started *string
 		if !r.StartedAt.IsZero() {
 			started = nullable(r.StartedAt.UTC().Format(time.RFC3339))
+		}
+		if s := r.Series; s != nil {
+			out = append(out, seriesJSON{ID: r.ID, Kind: "series", Name: nullable(r.Name), Workload: nullable(r.Workload),
+				Model: nullable(r.Model), EngineURL: nullable(r.EngineURL), StartedAt: started, Repeat: s.Repeat, Runs: s.Runs,
+				TotalRequests: r.TotalRequests, FailedRequests: r.FailedRequests, P50TTFTms: s.TTFTp50Median,
+				P50TTFTCI95: s.TTFTp50CI, P99TTFTms: r.P99TTFTms, HitRatio: r.HitRatio, Interrupted: r.Interrupted,
+				Complete: r.Complete, Note: nullable(r.Note)})
+			continue
 		}
 		if s := r.Sweep; s != nil {
 			j := sweepJSON{ID: r.ID, Kind: "sweep", Name: nullable(r.Name), Workload: nullable(r.Workload), Model: nullable(r.Model),
@@ -257,6 +300,16 @@ func WriteRunsTable(w io.Writer, list []runs.Run) error {
 			hit = fmt.Sprintf("%.1f", *r.HitRatio*100)
 		}
 		status := string(r.Status())
+		if r.Series != nil {
+			what := r.Series.Descriptions()[0]
+			if r.Err != nil {
+				what = "series, " + record.SeriesFile + " unreadable"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t-\t%s\t%.2f\t%s\t%s, %s\n",
+				r.ID, started, dash(r.Name), dash(r.Workload), dash(r.Model), dash(r.EngineHost()),
+				r.TotalRequests-r.FailedRequests, r.FailedRequests, report.OptFloat(r.P99TTFTms), r.OutputThroughput, hit, status, what)
+			continue
+		}
 		if r.Sweep != nil {
 			what := r.Sweep.Descriptions()[0]
 			if r.Err != nil {

@@ -62,8 +62,11 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
+	series := exportFile == "" && cfg.Int("repeat") > 1
 	if missing := cfg.Missing(); len(missing) > 0 {
 		switch {
+		case series:
+			return &UsageError{Err: config.MissingError(missing, "--repeat (a series has no guided form)")}
 		case exportFile != "":
 			return &UsageError{Err: config.MissingError(missing, "--export-config")}
 		case cfg.Bool("no_interactive"):
@@ -77,6 +80,9 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 		}
 	}
 
+	if series {
+		return runSeries(cmd, cfg)
+	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	stderr := cmd.ErrOrStderr()

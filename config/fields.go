@@ -290,6 +290,7 @@ var Fields = []Field{
 	group("output", general("json", "json", Bool, false, "write the JSON summary (always written; kept for compatibility)")),
 	group("output", Field{Key: "format", Flag: "format", Kind: String, Default: "text", Choices: []string{"text", "json"}, Help: "final summary on stdout"}),
 	label(group("output", general("name", "name", String, "", "a label stored in the run record"))),
+	group("output", general("repeat", "repeat", Int, 1, "run the config `N` times (2..100) into one series folder, each run with its own salt, and summarise the runs' figures with intervals (kvbench compare takes the series)").withMin(1, false).withMax(100, false)),
 	group("output", general("percentiles", "percentiles", String, "50,90,99", "percentiles of the serving figures and the figures by cache state, a `LIST` of numbers in (0, 100] (vLLM's --metric-percentiles)")),
 	group("output", Field{Key: "quiet", Flag: "quiet", Short: "q", Kind: Bool, Default: false, Help: "no live display (headless progress suppressed too)"}),
 	group("output", general("no_interactive", "no-interactive", Bool, false, "never prompt; missing arguments are an error")),

@@ -469,19 +469,33 @@ func VerdictMark(v Verdict) string {
 // config keys that differ.
 func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "A: %s%s\n", c.A.Run.ID, statusNote(&c.A.Run))
-	fmt.Fprintf(&b, "B: %s%s\n", c.B.Run.ID, statusNote(&c.B.Run))
+	c.writeHeader(&b)
+	c.writeTables(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeHeader names both runs with their status and what did not deliver
+// its load.
+func (c *Comparison) writeHeader(b *strings.Builder) {
+	fmt.Fprintf(b, "A: %s%s\n", c.A.Run.ID, statusNote(&c.A.Run))
+	fmt.Fprintf(b, "B: %s%s\n", c.B.Run.ID, statusNote(&c.B.Run))
 	for _, side := range []struct {
 		name string
 		r    *Run
 	}{{"A", &c.A.Run}, {"B", &c.B.Run}} {
 		for _, reason := range side.r.DegradedReasons {
-			fmt.Fprintf(&b, "  %s did not deliver its load: %s\n", side.name, reason)
+			fmt.Fprintf(b, "  %s did not deliver its load: %s\n", side.name, reason)
 		}
 	}
+}
+
+// writeTables prints one table per section (figure, A, B, delta,
+// verdict), then the config keys that differ.
+func (c *Comparison) writeTables(b *strings.Builder) {
 	var rows [][]string
 	flush := func() {
-		writeTable(&b, rows, []bool{false, true, true, true, false})
+		writeTable(b, rows, []bool{false, true, true, true, false})
 		rows = nil
 	}
 	section := ""
@@ -489,14 +503,14 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		if f.Section != section {
 			flush()
 			section = f.Section
-			fmt.Fprintf(&b, "\n%s\n", section)
+			fmt.Fprintf(b, "\n%s\n", section)
 			rows = append(rows, []string{"", "A", "B", "delta", ""})
 		}
 		rows = append(rows, []string{f.LabelWithUnit(), FormatValue(f.A, f.Unit), FormatValue(f.B, f.Unit), FormatDelta(f), VerdictMark(f.Verdict)})
 	}
 	flush()
 	if c.Quality != nil {
-		c.Quality.writeText(&b)
+		c.Quality.writeText(b)
 	}
 	b.WriteString("\nConfig differences\n")
 	if len(c.Config) == 0 {
@@ -506,10 +520,8 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		for _, d := range c.Config {
 			rows = append(rows, []string{d.Key, d.A, d.B})
 		}
-		writeTable(&b, rows, []bool{false, false, false})
+		writeTable(b, rows, []bool{false, false, false})
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // LabelWithUnit is the label with its unit in brackets (none for counts

@@ -101,6 +101,9 @@ type Run struct {
 	// Sweep is set when the row is a sweep folder (ListSweeps): its
 	// cells are the sweep's runs, the figures above their totals.
 	Sweep *Sweep
+	// Series is set when the row is a series folder (ListSeries): the
+	// request counts are its runs' totals, the figures their medians.
+	Series *Series
 }
 
 // ShardNote says what a merged run was made of ("3 shards", "2 shards,

@@ -23,6 +23,11 @@ type indexLine struct {
 	CompletionTokens *int `json:"completion_tokens"`
 	Chunks           int  `json:"chunks"`
 
+	// The figures compare tests (samples.go).
+	RequestLatency   float64  `json:"request_latency_s"`
+	ITLP50ms         *float64 `json:"itl_p50_ms"`
+	DecodeUnmeasured *string  `json:"decode_unmeasured"`
+
 	hasID bool // the fast scanner saw a non-empty request_id
 }
 
@@ -30,7 +35,8 @@ type indexLine struct {
 // the fast scanner filled it, so a line costs no allocation, and the
 // scanner with its buffers, reused from line to line.
 type scratch struct {
-	ttft                       float64
+	ttft, itl                  float64
+	unmeasured                 string
 	prompt, cached, completion int
 	s                          jsonscan.Scanner
 	str                        []byte // a decoded string value
@@ -81,9 +87,12 @@ func scanLine(b []byte, l *indexLine, sc *scratch) scanResult {
 		}
 		var ok bool
 		switch string(key) {
-		case "request_id", "phase", "cache_state":
+		case "request_id", "phase", "cache_state", "decode_unmeasured":
 			switch s.Peek() {
 			case 'n':
+				if string(key) == "decode_unmeasured" {
+					l.DecodeUnmeasured = nil
+				}
 				return s.Lit("null") // null leaves a string as it is
 			case '"':
 			default:
@@ -98,6 +107,9 @@ func scanLine(b []byte, l *indexLine, sc *scratch) scanResult {
 				l.hasID = len(sc.str) > 0
 			case "phase":
 				l.Phase = intern(sc.str, phases)
+			case "decode_unmeasured":
+				sc.unmeasured = intern(sc.str, unmeasuredReasons)
+				l.DecodeUnmeasured = &sc.unmeasured
 			default:
 				l.CacheState = intern(sc.str, cacheStates)
 			}
@@ -113,10 +125,13 @@ func scanLine(b []byte, l *indexLine, sc *scratch) scanResult {
 			case 'n':
 				return s.Lit("null")
 			}
-		case "submit_time", "finish_time", "ttft_s":
+		case "submit_time", "finish_time", "ttft_s", "request_latency_s", "itl_p50_ms":
 			if s.Peek() == 'n' {
-				if string(key) == "ttft_s" {
+				switch string(key) {
+				case "ttft_s":
 					l.TTFT = nil
+				case "itl_p50_ms":
+					l.ITLP50ms = nil
 				}
 				return s.Lit("null")
 			}
@@ -136,6 +151,11 @@ func scanLine(b []byte, l *indexLine, sc *scratch) scanResult {
 				l.SubmitTime = v
 			case "finish_time":
 				l.FinishTime = v
+			case "request_latency_s":
+				l.RequestLatency = v
+			case "itl_p50_ms":
+				sc.itl = v
+				l.ITLP50ms = &sc.itl
 			default:
 				sc.ttft = v
 				l.TTFT = &sc.ttft
@@ -226,7 +246,8 @@ func exactKey(key []byte) bool {
 var (
 	phases = []string{sender.PhaseMeasured, sender.PhaseWarmup, sender.PhaseFirst, sender.PhaseRepeated,
 		sender.PhaseConcurrent, sender.PhaseReference}
-	cacheStates = []string{sender.StateCold, sender.StateReused, sender.StateUnverified}
+	cacheStates       = []string{sender.StateCold, sender.StateReused, sender.StateUnverified}
+	unmeasuredReasons = []string{"one_read"}
 )
 
 // intern returns the known string equal to raw without allocating, else

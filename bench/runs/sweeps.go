@@ -158,15 +158,17 @@ func ListSweeps(runsDir string) ([]Run, error) {
 	return out, nil
 }
 
-// ListAll is every run and every sweep of runsDir (List and
-// ListSweeps), newest first; a sweep's row has Sweep set.
+// ListAll is every run, sweep and series of runsDir (List, ListSweeps
+// and ListSeries), newest first; a sweep's row has Sweep set, a series'
+// Series.
 func ListAll(runsDir string) ([]Run, error) {
 	rs, err := List(runsDir)
 	sw, serr := ListSweeps(runsDir)
-	all := append(rs, sw...)
+	se, seerr := ListSeries(runsDir)
+	all := append(append(rs, sw...), se...)
 	sortNewest(all)
-	// Both fail together (the runs directory cannot be read): one error.
-	return all, cmp.Or(err, serr)
+	// They fail together (the runs directory cannot be read): one error.
+	return all, cmp.Or(err, serr, seerr)
 }
 
 // ReadSweep is the row of the sweep folder dir: its name, workload, model
@@ -246,6 +248,12 @@ func sweepWorkload(id string) string {
 	if !ok {
 		return ""
 	}
+	return workloadPrefix(rest)
+}
+
+// workloadPrefix is the longest workload that rest is or starts with
+// (followed by a dash).
+func workloadPrefix(rest string) string {
 	best := ""
 	for _, w := range config.Workloads {
 		if (rest == w || strings.HasPrefix(rest, w+"-")) && len(w) > len(best) {
@@ -270,10 +278,13 @@ func DeleteSweep(dir string) error {
 	return nil
 }
 
-// DeleteAny removes a run folder or a sweep folder.
+// DeleteAny removes a run folder, a sweep folder or a series folder.
 func DeleteAny(dir string) error {
 	if record.IsSweepDir(dir) {
 		return DeleteSweep(dir)
+	}
+	if record.IsSeriesDir(dir) {
+		return DeleteSeries(dir)
 	}
 	return Delete(dir)
 }

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/kvbench/kvbench/internal/stat"
 )
 
 // What reuse changed: cold TTFT p50 over reused TTFT p50, with a seeded
@@ -84,37 +84,13 @@ func bootstrapRatio(a, b []float64) (lo, hi float64) {
 	return Linear(ratios, 2.5), Linear(ratios, 97.5)
 }
 
-// bootMedian draws the median of a resample (n values with replacement)
-// of sorted in O(1): a resample's k-th smallest value is sorted[n*U]
-// for U the k-th smallest of n uniforms, which is Beta(k, n+1-k); the
-// next one is U + (1-U) x Beta(1, n-k). So 10,000 resamples of a run of
-// a million requests cost what they cost for ten.
-type bootMedian struct {
-	sorted     []float64
-	first, gap distuv.Beta
-	even       bool
+// bootMedian draws the median of a resample of sorted in O(1): the
+// percentile bootstrap of internal/stat at 50 (a resample's order
+// statistics drawn from their Beta laws).
+type bootMedian struct{ b *stat.BootPercentile }
+
+func newBootMedian(sorted []float64, rnd *rand.Rand) bootMedian {
+	return bootMedian{stat.NewBootPercentile(sorted, 50, rnd)}
 }
 
-func newBootMedian(sorted []float64, rnd *rand.Rand) *bootMedian {
-	n := len(sorted)
-	k := (n + 1) / 2
-	m := &bootMedian{sorted: sorted, even: n%2 == 0, first: distuv.Beta{Alpha: float64(k), Beta: float64(n + 1 - k), Src: rnd}}
-	if m.even {
-		m.gap = distuv.Beta{Alpha: 1, Beta: float64(n - k), Src: rnd}
-	}
-	return m
-}
-
-func (m *bootMedian) at(u float64) float64 {
-	n := len(m.sorted)
-	return m.sorted[min(max(int(u*float64(n)), 0), n-1)]
-}
-
-func (m *bootMedian) draw() float64 {
-	u := m.first.Rand()
-	if !m.even {
-		return m.at(u)
-	}
-	v := u + (1-u)*m.gap.Rand()
-	return (m.at(u) + m.at(v)) / 2
-}
+func (m bootMedian) draw() float64 { return m.b.Draw() }

@@ -92,8 +92,14 @@ func explorerKeys() dialog.Option {
 		key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no")))
 }
 
-// confirmDeleteSweep asks before a sweep folder and its cells are removed.
+// confirmDeleteSweep asks before a sweep folder and its cells (or a
+// series folder and its runs) are removed.
 func confirmDeleteSweep(c *common.Common, r *runs.Run, by common.ID) *dialog.Confirm {
+	if r.Series != nil {
+		return dialog.NewConfirm(c, "Delete series?",
+			fmt.Sprintf("%s\n%s\nThe series folder and its %d run(s) are removed.", r.ID, r.Dir, r.Series.Runs),
+			deleteCmd(r.Dir, by), explorerKeys(), dialog.Width(10, 64))
+	}
 	cells := 0
 	if r.Sweep != nil {
 		cells = r.Sweep.Cells

@@ -310,7 +310,8 @@ func spliceSweep(line, text string, x, w int, style func(string) string) string 
 
 // matches reports whether r matches every word of the filter text
 // (case-insensitive, over the id, the started date, the shown text
-// fields, the recorded name and the note; "sweep" finds sweeps).
+// fields, the recorded name and the note; "sweep" finds sweeps,
+// "series" series).
 func matches(r *runs.Run, filter string) bool {
 	if filter == "" {
 		return true
@@ -318,6 +319,9 @@ func matches(r *runs.Run, filter string) bool {
 	fields := []string{r.ID, started(r), r.Name, r.RecordedName, r.Note, r.Workload, r.Model, r.EngineHost(), string(r.Status())}
 	if r.Sweep != nil {
 		fields = append(fields, "sweep")
+	}
+	if r.Series != nil {
+		fields = append(fields, "series")
 	}
 	hay := strings.ToLower(strings.Join(fields, " "))
 	for _, w := range strings.Fields(strings.ToLower(filter)) {

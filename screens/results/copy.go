@@ -34,6 +34,7 @@ type Copy struct {
 	owner  common.ID
 	dir    string
 	sweep  bool
+	series bool
 	items  []copyItem
 	cursor int
 	keys   struct{ Up, Down, Choose, Cancel key.Binding }
@@ -51,13 +52,16 @@ func NewCopy(c *common.Common, r *runs.Run, owner common.ID) *Copy {
 		dir = abs
 	}
 	what := "run"
-	if r.Sweep != nil {
+	switch {
+	case r.Sweep != nil:
 		what = "sweep"
+	case r.Series != nil:
+		what = "series"
 	}
 	// The id is cleaned where the folder is read; the path is cleaned
 	// here, as it is shown and copied (the command is built from dir as it
 	// is on disk, from its cleaned record).
-	d := &Copy{c: c, id: common.NewID(), owner: owner, dir: dir, sweep: r.Sweep != nil,
+	d := &Copy{c: c, id: common.NewID(), owner: owner, dir: dir, sweep: r.Sweep != nil, series: r.Series != nil,
 		items: []copyItem{
 			{key: "i", what: what + " id", text: r.ID},
 			{key: "p", what: what + " folder", text: textclean.Line(dir)},
@@ -83,16 +87,19 @@ func (d *Copy) Init() tea.Cmd {
 	if d.done {
 		return common.Pop
 	}
-	dir, sweep, to := d.dir, d.sweep, d.id
+	dir, sweep, series, to := d.dir, d.sweep, d.series, d.id
 	return func() tea.Msg {
-		args, err := buildCommand(dir, sweep)
+		args, err := buildCommand(dir, sweep, series)
 		return commandMsg{to: to, args: args, err: err}
 	}
 }
 
-func buildCommand(dir string, sweep bool) ([]string, error) {
-	if sweep {
+func buildCommand(dir string, sweep, series bool) ([]string, error) {
+	switch {
+	case sweep:
 		return runs.SweepCommand(dir)
+	case series:
+		return runs.SeriesCommand(dir)
 	}
 	return runs.Command(dir)
 }
@@ -118,9 +125,9 @@ func (d *Copy) early(msg tea.KeyMsg) (tea.Cmd, bool) {
 		if it.key != "c" {
 			return common.Copy(d.owner, it.what, it.text), true
 		}
-		dir, sweep, owner := d.dir, d.sweep, d.owner
+		dir, sweep, series, owner := d.dir, d.sweep, d.series, d.owner
 		return func() tea.Msg {
-			args, err := buildCommand(dir, sweep)
+			args, err := buildCommand(dir, sweep, series)
 			if err != nil {
 				return common.CopiedMsg{To: owner, What: "command", Err: err}
 			}

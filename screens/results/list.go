@@ -166,6 +166,15 @@ func deleteManyCmd(dirs []string, by common.ID) tea.Cmd {
 // load reads the runs and the sweeps of the runs directory.
 func (l *List) load() tea.Cmd {
 	dir := l.c.RunsDir
+	if l.only != nil {
+		// The runs asked for, wherever they are (a series' runs sit in its
+		// folder, not in the runs directory).
+		dirs := make([]string, 0, len(l.only))
+		for d := range l.only {
+			dirs = append(dirs, d)
+		}
+		return func() tea.Msg { return runsMsg{to: l.id, runs: runs.ReadDirs(dirs)} }
+	}
 	return func() tea.Msg {
 		rs, err := runs.ListAll(dir)
 		return runsMsg{to: l.id, runs: rs, err: err}
@@ -316,7 +325,7 @@ func (l *List) rebuild() {
 			}
 			row[j] = align(ansi.Truncate(v, l.widths[j], "…"), l.widths[j], columns[ci].right)
 		}
-		if r.Sweep != nil {
+		if r.Sweep != nil || r.Series != nil {
 			blankSpan(row, l.shown, l.widths)
 		}
 		l.rows[k] = row
@@ -584,6 +593,13 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if r.Sweep != nil {
 			return common.Open(common.OpenSweep{Dir: r.Dir})
 		}
+		if r.Series != nil {
+			// A series opens as the list of its runs.
+			if len(r.Series.Dirs) == 0 {
+				return l.status("the series has no run yet")
+			}
+			return common.Open(common.OpenResults{Only: slices.Clone(r.Series.Dirs)})
+		}
 		return common.Push(NewDetail(l.c, r.Dir))
 	case key.Matches(msg, k.Mark):
 		if i := slices.Index(l.marks, r.Dir); i >= 0 {
@@ -598,7 +614,7 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if err := runs.DeleteRefusal(r); err != nil {
 			return l.fail(err)
 		}
-		if r.Sweep != nil {
+		if r.Sweep != nil || r.Series != nil {
 			return common.Push(confirmDeleteSweep(l.c, r, l.id))
 		}
 		return common.Push(confirmDelete(l.c, r.ID, r.Dir, l.id))
@@ -611,6 +627,9 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Export), key.Matches(msg, k.NewRun):
 		if r.Sweep != nil {
 			return l.status("a sweep has a config per cell: open it (enter), then a cell")
+		}
+		if r.Series != nil {
+			return l.status("a series is runs of one config: open it (enter), then a run")
 		}
 		if key.Matches(msg, k.Export) {
 			return common.Push(NewExport(l.c, r.Dir))
@@ -709,14 +728,20 @@ func (l *List) tableView() string {
 	for k := l.top; k < end; k++ {
 		r := &l.all[l.view[k]]
 		i := 1 + k - l.top // under the header line
-		if r.Sweep == nil || i >= len(lines) {
+		if (r.Sweep == nil && r.Series == nil) || i >= len(lines) {
 			continue
 		}
 		style := func(s string) string { return s }
 		if k == l.cursor {
 			style = func(s string) string { return l.c.Styles.Selected.Render(s) }
 		}
-		lines[i] = spliceSweep(lines[i], r.Sweep.Describe(w), x, w, style)
+		what := ""
+		if r.Sweep != nil {
+			what = r.Sweep.Describe(w)
+		} else {
+			what = r.Series.Describe(w)
+		}
+		lines[i] = spliceSweep(lines[i], what, x, w, style)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -727,13 +752,16 @@ func (l *List) footer() string {
 	if len(l.all) == 1 {
 		plural = ""
 	}
-	sweeps := 0
+	sweeps, series := 0, 0
 	for i := range l.all {
-		if l.all[i].Sweep != nil {
+		switch {
+		case l.all[i].Sweep != nil:
 			sweeps++
+		case l.all[i].Series != nil:
+			series++
 		}
 	}
-	nruns := len(l.all) - sweeps
+	nruns := len(l.all) - sweeps - series
 	if nruns == 1 {
 		plural = ""
 	}
@@ -744,6 +772,9 @@ func (l *List) footer() string {
 		total += ", 1 sweep"
 	default:
 		total += fmt.Sprintf(", %d sweeps", sweeps)
+	}
+	if series > 0 {
+		total += fmt.Sprintf(", %d series", series)
 	}
 	n := total
 	if len(l.view) != len(l.all) {

@@ -48,11 +48,14 @@ type page struct {
 	Kind     string
 	Header   table
 	Warnings []string
-	Figures  []figure
-	Missing  []missingChart
-	Tables   []table // comparison deltas, sweep cells
-	Runs     []runSummary
-	Version  string
+	// Lead are the tables right under the header: a comparison's tested
+	// rows.
+	Lead    []table
+	Figures []figure
+	Missing []missingChart
+	Tables  []table // comparison deltas, sweep cells
+	Runs    []runSummary
+	Version string
 }
 
 // HTML writes the report as one self-contained HTML document: inline CSS
@@ -61,10 +64,16 @@ type page struct {
 func (r *Report) HTML(w io.Writer) error {
 	pg := &page{}
 	switch {
+	case len(r.Series) > 0:
+		// A series is read by its tables: its runs each have a report.
+		r.seriesPage(pg)
+		return pageTmpl.Execute(w, pg)
 	case len(r.Sweeps) > 0:
 		r.sweepPage(pg)
 	default:
-		r.runPage(pg)
+		if err := r.runPage(pg); err != nil {
+			return err
+		}
 	}
 	order := Charts
 	if len(r.Sweeps) > 0 {
@@ -113,7 +122,7 @@ func (r *Report) expects(name string) bool {
 	return true
 }
 
-func (r *Report) runPage(pg *page) {
+func (r *Report) runPage(pg *page) error {
 	rs := r.Runs
 	var ids []string
 	for _, x := range rs {
@@ -177,6 +186,15 @@ func (r *Report) runPage(pg *page) {
 		pg.Warnings = append(pg.Warnings, x.warnings(len(rs) > 1)...)
 	}
 	if len(rs) > 1 {
+		subj := make([]*runs.Subject, len(rs))
+		for i, x := range rs {
+			var err error
+			if subj[i], err = subjectOf(x); err != nil {
+				return err
+			}
+		}
+		lead, notes := testedTables(subj)
+		pg.Lead, pg.Warnings = lead, append(notes, pg.Warnings...)
 		pg.Tables = append(pg.Tables, deltaTable(rs))
 	}
 	for i, x := range rs {
@@ -186,6 +204,7 @@ func (r *Report) runPage(pg *page) {
 		}
 		pg.Runs = append(pg.Runs, runSummary{ID: x.ID, Source: src, Open: i == 0 && len(rs) == 1, Tables: summaryTables(x)})
 	}
+	return nil
 }
 
 func (x *Run) status() string {

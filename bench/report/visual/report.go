@@ -2,6 +2,7 @@ package visual
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -53,10 +54,12 @@ func CheckFormat(format, chartName string) error {
 }
 
 // Report is what one `kvbench report` renders: runs (one, or several
-// compared), or sweeps (one, or several whose curves are overlaid).
+// compared), sweeps (one, or several whose curves are overlaid), or
+// series (one, or several compared run by run).
 type Report struct {
 	Runs   []*Run
 	Sweeps []*Sweep
+	Series []*runs.Subject
 }
 
 // Open resolves each argument (a run id, a unique prefix of one, a path to
@@ -78,6 +81,14 @@ func Open(runsDir string, args []string) (*Report, error) {
 		}
 		dir, err := runs.Resolve(runsDir, a)
 		if err != nil {
+			if sdir, ok := runs.ResolveSeries(runsDir, a); ok {
+				s, serr := runs.OpenSubject(context.Background(), runsDir, sdir)
+				if serr != nil {
+					return nil, serr
+				}
+				rep.Series = append(rep.Series, s)
+				continue
+			}
 			if errors.Is(err, runs.ErrNotFound) {
 				return nil, usagef("unknown run %q: %v", a, err)
 			}
@@ -91,6 +102,9 @@ func Open(runsDir string, args []string) (*Report, error) {
 	}
 	if len(rep.Runs) > 0 && len(rep.Sweeps) > 0 {
 		return nil, usagef("a report shows runs or sweeps, not both: %s is a sweep", rep.Sweeps[0].ID)
+	}
+	if len(rep.Series) > 0 && len(rep.Runs)+len(rep.Sweeps) > 0 {
+		return nil, usagef("a report shows series, runs or sweeps, one kind: %s is a series", rep.Series[0].ID)
 	}
 	return rep, nil
 }
@@ -181,6 +195,9 @@ func (r *Report) ids() []string {
 	for _, s := range r.Sweeps {
 		out = append(out, s.ID)
 	}
+	for _, s := range r.Series {
+		out = append(out, s.ID)
+	}
 	return out
 }
 
@@ -197,9 +214,12 @@ func (r *Report) DefaultPath(format, chartName string) string {
 	ids := r.ids()
 	if len(ids) == 1 {
 		dir := ""
-		if len(r.Runs) == 1 {
+		switch {
+		case len(r.Runs) == 1:
 			dir = r.Runs[0].Dir
-		} else {
+		case len(r.Series) == 1:
+			dir = r.Series[0].Dir
+		default:
 			dir = r.Sweeps[0].Dir
 		}
 		return filepath.Join(dir, base+"."+ext)

@@ -46,6 +46,8 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h1>{{.Title}}</h1>
 {{template "table" .Header}}
 {{range .Warnings}}<div class="warn" role="alert"><strong>Warning:</strong>{{.}}</div>
+{{end}}{{range .Lead}}<h2 id="{{.ID}}">{{.Title}}</h2>
+{{template "table" .}}
 {{end}}</header>
 <main>
 <h2 id="charts">Charts</h2>

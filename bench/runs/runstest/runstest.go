@@ -5,6 +5,7 @@ package runstest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,6 +62,10 @@ type Spec struct {
 	// Folder names the run folder (a sweep's cells/01-rate-5) instead of
 	// <stamp>-<workload>[-<name>].
 	Folder string
+	// JitterMs adds a seeded uniform draw in [0, JitterMs) to every TTFT
+	// (JitterSeed picks the draws), so two runs differ as measured ones do.
+	JitterMs   float64
+	JitterSeed uint64
 }
 
 func ip(v int) *int         { return &v }
@@ -106,6 +111,11 @@ func (s Spec) Result(i int, phase string) *sender.Result {
 		ttft = base / 5
 	}
 	ttft += float64(i % 7)
+	if s.JitterMs > 0 {
+		// One generator per request: request i's draw does not depend on
+		// which requests were generated before it.
+		ttft += s.JitterMs * rand.New(rand.NewPCG(s.JitterSeed, uint64(i))).Float64()
+	}
 	r.Successful = true
 	r.TTFT = fp(ttft / 1000)
 	r.FirstTokenTime = fp(submit + ttft/1000)
