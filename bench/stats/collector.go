@@ -3,7 +3,6 @@ package stats
 import (
 	"math"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -63,12 +62,12 @@ type Collector struct {
 	failedUnverified int
 	first, last      time.Time // measured span: first submit, last finish
 
-	// Successful measured requests.
-	ttftMs, decode, latencyMs  []float64
+	// Successful measured requests. The TTFTs are kept in an order
+	// split at the live p99's rank, so Snapshot reads it in O(1).
+	ttft                       rankOrder
+	decode, latencyMs          []float64
 	sumTTFT, sumDecode, sumLat float64
 	inTokens, outTokens        int
-	p99n                       int // len(ttftMs) the cached p99 covers
-	p99                        float64
 	cold, reused, unverified   int
 	reasons                    map[string]int
 	hitPrompt, hitCached, hitN int
@@ -103,7 +102,7 @@ func New() *Collector { return NewWithClock(time.Now) }
 // NewWithClock returns a Collector whose Snapshot reads now, so tests can
 // decide which seconds are complete.
 func NewWithClock(now func() time.Time) *Collector {
-	return &Collector{now: now, reasons: map[string]int{}}
+	return &Collector{now: now, reasons: map[string]int{}, ttft: rankOrder{p: 99}}
 }
 
 // Add records one finished result of any phase.
@@ -153,7 +152,7 @@ func (c *Collector) Add(r *sender.Result) {
 	}
 	if r.TTFT != nil {
 		ms := finite(*r.TTFT * 1000)
-		c.ttftMs = append(c.ttftMs, ms)
+		c.ttft.add(ms)
 		c.sumTTFT += ms
 		e.ttftMs = float32(ms)
 	}
@@ -305,7 +304,8 @@ func (c *Collector) Snapshot() Snapshot {
 		Warmup:           c.warmup,
 		WarmupFailed:     c.warmupFailed,
 		Reference:        c.reference,
-		MeanTTFTms:       mean(c.sumTTFT, len(c.ttftMs)),
+		MeanTTFTms:       mean(c.sumTTFT, c.ttft.len()),
+		P99TTFTms:        c.ttft.linear(),
 		Cold:             c.cold,
 		Reused:           c.reused,
 		Unverified:       c.unverified - c.failedUnverified,
@@ -318,25 +318,7 @@ func (c *Collector) Snapshot() Snapshot {
 		MaxDispatchLagMs: c.maxLag,
 		Series:           c.series.points(now),
 	}
-	n := len(c.ttftMs)
-	var ttfts []float64
-	if n == c.p99n {
-		s.P99TTFTms = c.p99
-	} else {
-		ttfts = append([]float64(nil), c.ttftMs...)
-	}
 	c.mu.Unlock()
-
-	if ttfts != nil {
-		// Sorting outside the lock keeps Add unblocked.
-		sort.Float64s(ttfts)
-		s.P99TTFTms = Linear(ttfts, 99)
-		c.mu.Lock()
-		if n > c.p99n {
-			c.p99n, c.p99 = n, s.P99TTFTms
-		}
-		c.mu.Unlock()
-	}
 	return s
 }
 
@@ -397,7 +379,7 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 
 	var b Blocks
 	el := c.elapsed()
-	ttft, dec, lat := sortedCopy(c.ttftMs), sortedCopy(c.decode), sortedCopy(c.latencyMs)
+	ttft, dec, lat := c.ttft.sorted(), sortedCopy(c.decode), sortedCopy(c.latencyMs)
 	b.Results = Results{
 		TotalRequests:        c.done,
 		SuccessfulRequests:   c.done - c.failed,
