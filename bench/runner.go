@@ -166,10 +166,11 @@ type Runner struct {
 	load        load.Settings
 	gate        *load.Gate // nil: the workload's own schedule, uncapped
 	tracker     *load.Tracker
-	released    sync.Map    // *sender.Request -> load.Ticket, released ahead of Send
-	salt        *PromptSalt // --prompt-salt, applied to every request sent
-	cacheReset  *string     // what dropped the engine's cache (--reset-cache), nil when not asked
-	warnings    []string    // what the workload's plan check found, before the first request
+	released    sync.Map            // *sender.Request -> load.Ticket, released ahead of Send
+	salt        *PromptSalt         // --prompt-salt, applied to every request sent
+	cacheReset  *string             // what dropped the engine's cache (--reset-cache), nil when not asked
+	warnings    []string            // what the workload's plan check found, before the first request
+	streams     workload.StreamPlan // requests in flight at once, as planned: connections opened ahead
 }
 
 // New builds the workload (validating its settings), returns a failed
@@ -195,7 +196,10 @@ func New(p *Prepared) (*Runner, error) {
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	if err := checkDescriptors(p); err != nil {
+	// Load settings that do not resolve are refused below, in their turn.
+	ls, lsErr := load.FromConfig(p.Config)
+	plan := workload.PlannedStreams(wl, ls)
+	if err := checkDescriptors(p, plan); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	if p.PreflightErr != nil {
@@ -217,9 +221,8 @@ func New(p *Prepared) (*Runner, error) {
 	if now == nil {
 		now = time.Now
 	}
-	ls, err := load.FromConfig(p.Config)
-	if err != nil {
-		return nil, &UsageError{Err: err}
+	if lsErr != nil {
+		return nil, &UsageError{Err: lsErr}
 	}
 	// A shard's folder says which shard it is, so the shards of one run
 	// written to one volume in the same second get telling names.
@@ -239,6 +242,11 @@ func New(p *Prepared) (*Runner, error) {
 	if err := rec.WriteConfig(rawJSON(p.Config.RecordJSON())); err != nil {
 		rec.Close()
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
+	}
+	if !p.Config.Bool("no_csv") {
+		// Rows are written as requests finish; should that fail, the CSV
+		// is made from requests.jsonl at the end instead.
+		_ = rec.StreamCSV()
 	}
 	extra, _ := p.extraBody()
 	client := sender.New(sender.Options{
@@ -266,6 +274,7 @@ func New(p *Prepared) (*Runner, error) {
 		startAt: p.Config.StartAt(),
 		runCtx:  context.Background(),
 		load:    ls,
+		streams: plan,
 		gate:    load.NewGate(ls, now),
 		tracker: load.NewTracker(ls),
 	}
@@ -296,6 +305,10 @@ func New(p *Prepared) (*Runner, error) {
 	return r, nil
 }
 
+// descriptorLimit raises the descriptor limit and returns it (tests
+// replace it).
+var descriptorLimit = raiseFDLimit
+
 // fdHeadroom is what a run needs besides one descriptor per stream: the
 // record's files and their reserve, metrics, the terminal, DNS.
 const fdHeadroom = 32
@@ -303,9 +316,9 @@ const fdHeadroom = 32
 // checkDescriptors raises the soft RLIMIT_NOFILE to the hard limit and
 // refuses a planned concurrency that would still not fit, instead of
 // failing mid-run with "too many open files".
-func checkDescriptors(p *Prepared) error {
-	streams, flag := workload.PlannedStreams(p.Config)
-	limit := raiseFDLimit()
+func checkDescriptors(p *Prepared, plan workload.StreamPlan) error {
+	streams, flag := plan.Streams, plan.Flag
+	limit := descriptorLimit()
 	if streams <= 0 || limit <= 0 {
 		return nil
 	}
@@ -316,6 +329,11 @@ func checkDescriptors(p *Prepared) error {
 	need := openFDs() + streams*per + fdHeadroom
 	if need <= limit {
 		return nil
+	}
+	if plan.Rate > 0 {
+		// Little's law sized it: say from what, and what else bounds it.
+		return fmt.Errorf("%s %g: about %d concurrent streams (%g requests/s, each expected to take up to %s, with headroom) need about %d file descriptors (%s), but this process may open %d: raise the limit (ulimit -n %d), lower %s or set --max-concurrency",
+			flag, plan.Rate, streams, plan.Rate, plan.Latency.Round(time.Millisecond), need, why, limit, need, flag)
 	}
 	return fmt.Errorf("%s %d: %d concurrent streams need about %d file descriptors (%s), but this process may open %d: raise the limit (ulimit -n %d) or lower %s",
 		flag, streams, streams, need, why, limit, need, flag)
@@ -641,7 +659,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 			Log:    r.log,
 		})
 	}
-	if streams, _ := workload.PlannedStreams(r.prep.Config); streams > 1 {
+	if streams := r.streams.Streams; streams > 1 {
 		t0 := time.Now()
 		n := r.client.Prewarm(ctx, streams)
 		r.log.Info("connections opened ahead", "run", r.rec.ID(), "want", streams, "opened", n, "took", time.Since(t0).String())

@@ -3,7 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -49,13 +51,20 @@ func atLeast1(x float64) int {
 // wait for a slot is marked HeldBack. It stops dispatching when ctx is
 // done and returns once every sent request has finished.
 func runBounded(ctx context.Context, env Env, reqs []*sender.Request, n int, onDone func(sender.Result)) {
+	runStream(ctx, env, slices.Values(reqs), n, onDone)
+}
+
+// runStream is runBounded over the requests next yields, taken one at a
+// time as each is dispatched: nothing past the look-ahead of next is
+// built before its turn.
+func runStream(ctx context.Context, env Env, next iter.Seq[*sender.Request], n int, onDone func(sender.Result)) {
 	if n < 1 {
 		n = 1
 	}
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, req := range reqs {
+	for req := range next {
 		select {
 		case sem <- struct{}{}:
 		default:
@@ -81,6 +90,45 @@ func runBounded(ctx context.Context, env Env, reqs []*sender.Request, n int, onD
 		}(req)
 	}
 	wg.Wait()
+}
+
+// lookAhead is how many requests ahead builds before the one dispatched.
+const lookAhead = 64
+
+// ahead yields build(0) .. build(count-1) in order, built by a goroutine
+// of their own at most lookAhead before the one taken, so building a
+// request overlaps the wait for its release and never counts as its
+// dispatch lag. build returns nil for an index it skips. The builder
+// stops when the consumer stops taking or ctx ends.
+func ahead(ctx context.Context, count int, build func(i int) *sender.Request) iter.Seq[*sender.Request] {
+	return func(yield func(*sender.Request) bool) {
+		out := make(chan *sender.Request, lookAhead)
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer close(out)
+			for i := 0; i < count; i++ {
+				r := build(i)
+				if r == nil {
+					continue
+				}
+				select {
+				case out <- r:
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+		for r := range out {
+			if !yield(r) {
+				return
+			}
+		}
+	}
 }
 
 // runSequential sends reqs one after another.
@@ -151,4 +199,27 @@ func (t *tally) meanPrompt() *float64 {
 	}
 	m := float64(t.PromptTokens) / float64(t.valid)
 	return &m
+}
+
+// setPrompt fills the completions prompt from the messages, so every
+// workload also runs with --endpoint completions.
+func setPrompt(r *sender.Request) {
+	if r.Endpoint != sender.Completions || r.Prompt != "" || len(r.PromptIDs) > 0 {
+		return
+	}
+	// One copy of each message, however long the history: += would copy
+	// the prompt so far once per message.
+	n := 0
+	for _, m := range r.Messages {
+		n += len(m.Content) + 2
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, m := range r.Messages {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(m.Content)
+	}
+	r.Prompt = b.String()
 }

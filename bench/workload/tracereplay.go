@@ -69,6 +69,7 @@ type TraceReplay struct {
 	skippedInvalid int
 	skippedTooLong int
 	traceSpan      time.Duration
+	meanLatency    time.Duration // expectedLatency over the replayable lines
 
 	mu  sync.Mutex
 	agg traceAgg
@@ -148,12 +149,18 @@ func newTraceReplay(p Params) (Workload, error) {
 			w.maxInput, w.fromEngine = n, true
 		}
 	}
+	var latency time.Duration
 	for _, io := range inputs {
 		if w.tooLong(int(io[0]), int(io[1])) {
 			w.skippedTooLong++
+			continue
 		}
+		latency += expectedLatency(int(io[0]), maxTokens(int(io[1])))
 	}
 	w.replayable = len(inputs) - w.skippedTooLong
+	if w.replayable > 0 {
+		w.meanLatency = latency / time.Duration(w.replayable)
+	}
 	if err := w.choosePromptMode(ctx); err != nil {
 		return nil, err
 	}
@@ -774,4 +781,19 @@ func optInt(v *int) string {
 		return "n/a"
 	}
 	return fmt.Sprint(*v)
+}
+
+// PlanStreams: the trace's own arrivals (its lines over its span at
+// --tr-speedup) by Little's law, unless the load flags time the releases.
+func (w *TraceReplay) PlanStreams(ls load.Settings) StreamPlan {
+	if w.shaped {
+		return measuredStreams(ls, 0, "", w.meanLatency)
+	}
+	span := w.traceSpan.Seconds() / w.speedup
+	if w.replayable < 2 || !(span > 0) {
+		return StreamPlan{Streams: max(min(w.replayable, 1), 0)}
+	}
+	rate := float64(w.replayable) / span
+	n := min(littleStreams(rate, w.meanLatency, 1), w.replayable)
+	return StreamPlan{Streams: n, Flag: "--tr-speedup", Rate: rate, Latency: w.meanLatency}
 }
