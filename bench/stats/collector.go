@@ -62,10 +62,11 @@ type Collector struct {
 	failedUnverified int
 	first, last      time.Time // measured span: first submit, last finish
 
-	// Successful measured requests. The TTFTs are kept in an order
-	// split at the live p99's rank, so Snapshot reads it in O(1).
-	ttft                       rankOrder
-	decode, latencyMs          []float64
+	// Successful measured requests. Their TTFTs and latencies are kept
+	// once, by cache state, in fig; ttftLive reads the live p99 in O(1).
+	ttftLive                   liveQuantile
+	ttftN, latN                int
+	decode                     []float64
 	sumTTFT, sumDecode, sumLat float64
 	inTokens, outTokens        int
 	cold, reused, unverified   int
@@ -102,7 +103,7 @@ func New() *Collector { return NewWithClock(time.Now) }
 // NewWithClock returns a Collector whose Snapshot reads now, so tests can
 // decide which seconds are complete.
 func NewWithClock(now func() time.Time) *Collector {
-	return &Collector{now: now, reasons: map[string]int{}, ttft: rankOrder{p: 99}}
+	return &Collector{now: now, reasons: map[string]int{}}
 }
 
 // Add records one finished result of any phase.
@@ -152,7 +153,8 @@ func (c *Collector) Add(r *sender.Result) {
 	}
 	if r.TTFT != nil {
 		ms := finite(*r.TTFT * 1000)
-		c.ttft.add(ms)
+		c.ttftLive.add(ms)
+		c.ttftN++
 		c.sumTTFT += ms
 		e.ttftMs = float32(ms)
 	}
@@ -162,7 +164,7 @@ func (c *Collector) Add(r *sender.Result) {
 		c.sumDecode += dec
 	}
 	lat := finite(r.RequestLatency * 1000)
-	c.latencyMs = append(c.latencyMs, lat)
+	c.latN++
 	c.sumLat += lat
 	in, out := inputTokens(r), outputTokens(r)
 	c.inTokens = addCount(c.inTokens, in)
@@ -304,8 +306,8 @@ func (c *Collector) Snapshot() Snapshot {
 		Warmup:           c.warmup,
 		WarmupFailed:     c.warmupFailed,
 		Reference:        c.reference,
-		MeanTTFTms:       mean(c.sumTTFT, c.ttft.len()),
-		P99TTFTms:        c.ttft.linear(),
+		MeanTTFTms:       mean(c.sumTTFT, c.ttftN),
+		P99TTFTms:        c.ttftLive.linear(99),
 		Cold:             c.cold,
 		Reused:           c.reused,
 		Unverified:       c.unverified - c.failedUnverified,
@@ -379,7 +381,8 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 
 	var b Blocks
 	el := c.elapsed()
-	ttft, dec, lat := c.ttft.sorted(), sortedCopy(c.decode), sortedCopy(c.latencyMs)
+	ttft, lat := c.fig.measuredTTFT(), c.fig.measuredLatency()
+	dec := sortedCopy(c.decode)
 	b.Results = Results{
 		TotalRequests:        c.done,
 		SuccessfulRequests:   c.done - c.failed,

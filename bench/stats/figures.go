@@ -260,6 +260,31 @@ func mergePercentiles(a, b []float64) []float64 {
 	return slices.Compact(out)
 }
 
+// measuredTTFT is every successful measured request's TTFT (ms), sorted,
+// in a new slice: the results block's.
+func (f *figures) measuredTTFT() []float64 {
+	return f.measured(func(s *stateSamples) []float64 { return s.ttft })
+}
+
+// measuredLatency is every successful measured request's latency (ms),
+// sorted, in a new slice.
+func (f *figures) measuredLatency() []float64 {
+	return f.measured(func(s *stateSamples) []float64 { return s.e2 })
+}
+
+func (f *figures) measured(of func(*stateSamples) []float64) []float64 {
+	n := 0
+	for i := range 3 {
+		n += len(of(&f.states[i]))
+	}
+	out := make([]float64, 0, n)
+	for i := range 3 {
+		out = append(out, of(&f.states[i])...)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // speedup is the headline's cold vs reused TTFT.
 func (f *figures) speedup() Speedup {
 	return speedupOf(f.states[0].ttft, f.warmCold, f.states[1].ttft)
