@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -56,38 +57,66 @@ func runBounded(ctx context.Context, env Env, reqs []*sender.Request, n int, onD
 
 // runStream is runBounded over the requests next yields, taken one at a
 // time as each is dispatched: nothing past the look-ahead of next is
-// built before its turn.
+// built before its turn. The requests go out from at most n workers,
+// started as the concurrency first needs them and kept until the end, so
+// a request does not pay for a new goroutine growing its stack through
+// the whole send path, as one goroutine per request did.
 func runStream(ctx context.Context, env Env, next iter.Seq[*sender.Request], n int, onDone func(sender.Result)) {
 	if n < 1 {
 		n = 1
 	}
-	sem := make(chan struct{}, n)
+	// idle holds the hand-off channel of each worker waiting for work; a
+	// worker that finds it full (a burst of more than maxIdle ending
+	// together) ends instead.
+	const maxIdle = 4096
+	idle := make(chan chan *sender.Request, min(n, maxIdle))
+	var workers []chan *sender.Request
+	var live atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for req := range next {
-		select {
-		case sem <- struct{}{}:
-		default:
-			req.HeldBack = true
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-			}
-		}
-		if ctx.Err() != nil || !env.release(ctx, req) {
-			break
-		}
-		wg.Add(1)
-		go func(req *sender.Request) {
-			defer wg.Done()
-			defer func() { <-sem }()
+	work := func(in chan *sender.Request) {
+		defer wg.Done()
+		defer live.Add(-1)
+		for req := range in {
 			res, ok := env.Send(ctx, req)
 			if ok && onDone != nil {
 				mu.Lock()
 				onDone(res)
 				mu.Unlock()
 			}
-		}(req)
+			select {
+			case idle <- in:
+			default:
+				return
+			}
+		}
+	}
+	for req := range next {
+		var w chan *sender.Request
+		select {
+		case w = <-idle:
+		default:
+			if live.Load() < int64(n) {
+				w = make(chan *sender.Request, 1)
+				workers = append(workers, w)
+				live.Add(1)
+				wg.Add(1)
+				go work(w)
+				break
+			}
+			req.HeldBack = true
+			select {
+			case w = <-idle:
+			case <-ctx.Done():
+			}
+		}
+		if w == nil || ctx.Err() != nil || !env.release(ctx, req) {
+			break
+		}
+		w <- req
+	}
+	for _, w := range workers {
+		close(w)
 	}
 	wg.Wait()
 }
