@@ -114,3 +114,48 @@ func BenchmarkTinyRequests(b *testing.B) {
 	b.ReportMetric(rate/nf, "req/s")
 	b.ReportMetric(cpu/nf/n*1e6, "cpu-us/req")
 }
+
+// BenchmarkBurst is 1000 streams started together on one core against a
+// simulator holding every TTFT at 50 ms and every token gap at 20 ms
+// (measuring mode): the streams' TTFT error (p50 and p99 of TTFT - 50
+// ms) is the client's own delay in sending and reading. The simulator
+// must run apart, on the other core:
+//
+//	taskset -c 0 kvbench sim --fixed-ttft 50ms --fixed-itl 20ms --listen 127.0.0.1:28418 &
+//	KVBENCH_BURST_BENCH_URL=http://127.0.0.1:28418 taskset -c 1 \
+//	    go test ./bench/ -run '^$' -bench Burst -benchtime 3x
+func BenchmarkBurst(b *testing.B) {
+	url := os.Getenv("KVBENCH_BURST_BENCH_URL")
+	if url == "" {
+		b.Skip("KVBENCH_BURST_BENCH_URL is not set")
+	}
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	var p50, p99 float64
+	for i := 0; i < b.N; i++ {
+		cfg := config.Default()
+		for k, v := range map[string]any{"workload": config.ConcurrentExactness, "model": "kvbench-sim", "output_dir": b.TempDir(),
+			"ce_levels": []int{1000}, "ce_tokens": 100, "ignore_eos": true, "tokens_per_gb_kvcache": 1000} {
+			if err := cfg.Set(k, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r, err := New(&Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 1000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			for range r.Events() {
+			}
+		}()
+		fin := r.Run(context.Background())
+		res := fin.Summary.Results
+		if res.SuccessfulRequests != 1000 || res.P50TTFTms == nil {
+			b.Fatalf("exit %d, %d of 1000 streams", fin.ExitCode, res.SuccessfulRequests)
+		}
+		p50 += *res.P50TTFTms - 50
+		p99 += *res.P99TTFTms - 50
+	}
+	b.ReportMetric(p50/float64(b.N), "ttft-p50-err-ms")
+	b.ReportMetric(p99/float64(b.N), "ttft-p99-err-ms")
+}

@@ -694,6 +694,23 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	close(stopMonitor)
 	<-monitorDone
 
+	// Every request has finished, so the CSV (streamed as they did) is
+	// finished first: it then follows the last request by a flush and a
+	// rename, not by the final figures' sorting as well.
+	// Idle connections go before the record's last files are written.
+	r.client.Close()
+	var missing []string
+	if lost, err := r.rec.Failed(); err != nil {
+		missing = append(missing, fmt.Sprintf("requests.jsonl holds %d complete lines and lacks %d finished request(s) (%v)",
+			r.rec.Lines(), lost, errs.Root(err)))
+	}
+	if !r.prep.Config.Bool("no_csv") {
+		if err := r.rec.WriteCSV(); err != nil {
+			r.logf(true, "cannot write bench_results.csv: %v", err)
+			missing = append(missing, fmt.Sprintf("bench_results.csv was not written (%v)", errs.Root(err)))
+		}
+	}
+
 	interrupted := ctx.Err() != nil
 	if runErr != nil && !interrupted {
 		r.logf(true, "workload: %v", runErr)
@@ -725,19 +742,6 @@ func (r *Runner) Run(ctx context.Context) Finish {
 		OverloadReasons:   ov.Reasons,
 	})
 
-	// Idle connections go before the record's last files are written.
-	r.client.Close()
-	var missing []string
-	if lost, err := r.rec.Failed(); err != nil {
-		missing = append(missing, fmt.Sprintf("requests.jsonl holds %d complete lines and lacks %d finished request(s) (%v)",
-			r.rec.Lines(), lost, errs.Root(err)))
-	}
-	if !r.prep.Config.Bool("no_csv") {
-		if err := r.rec.WriteCSV(); err != nil {
-			r.logf(true, "cannot write bench_results.csv: %v", err)
-			missing = append(missing, fmt.Sprintf("bench_results.csv was not written (%v)", errs.Root(err)))
-		}
-	}
 
 	sum := summarise(r.prep.Config, r.prep.DisplayURL(), r.rec.Dir(), blocks, outcome, record.RunInfo{
 		ID:          r.rec.ID(),
