@@ -742,7 +742,6 @@ func (r *Runner) Run(ctx context.Context) Finish {
 		OverloadReasons:   ov.Reasons,
 	})
 
-
 	sum := summarise(r.prep.Config, r.prep.DisplayURL(), r.rec.Dir(), blocks, outcome, record.RunInfo{
 		ID:          r.rec.ID(),
 		Name:        r.prep.Config.String("name"),
