@@ -381,8 +381,11 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 
 	var b Blocks
 	el := c.elapsed()
+	// Sorted in place: no figure depends on the order of samples.
+	c.fig.sortAll()
 	ttft, lat := c.fig.measuredTTFT(), c.fig.measuredLatency()
-	dec := sortedCopy(c.decode)
+	slices.Sort(c.decode)
+	dec := c.decode
 	b.Results = Results{
 		TotalRequests:        c.done,
 		SuccessfulRequests:   c.done - c.failed,
@@ -442,7 +445,8 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	}
 	b.Latency.DecodeUnmeasured = c.decodeUnmeasured
 	if len(c.prefill) > 0 {
-		pf := sortedCopy(c.prefill)
+		slices.Sort(c.prefill)
+		pf := c.prefill
 		b.Latency.PrefillTPS = MeanP50{
 			Mean: ptr(c.prefillSum / float64(len(pf))),
 			P50:  ptr(NearestRank(pf, 50)),
@@ -464,7 +468,8 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	b.Client.OverloadReasons = append([]string{}, client.OverloadReasons...)
 	b.Client.Retries = c.retries
 	if len(c.lags) > 0 {
-		lags := sortedCopy(c.lags)
+		slices.Sort(c.lags)
+		lags := c.lags
 		b.Client.MaxDispatchLagMs = ptr(lags[len(lags)-1])
 		b.Client.P99DispatchLagMs = ptr(Linear(lags, 99))
 	}
