@@ -173,10 +173,11 @@ type Runner struct {
 	load        load.Settings
 	gate        *load.Gate // nil: the workload's own schedule, uncapped
 	tracker     *load.Tracker
-	released    sync.Map    // *sender.Request -> load.Ticket, released ahead of Send
-	salt        *PromptSalt // --prompt-salt, applied to every request sent
-	cacheReset  *string     // what dropped the engine's cache (--reset-cache), nil when not asked
-	warnings    []string    // what the workload's plan check found, before the first request
+	released    sync.Map            // *sender.Request -> load.Ticket, released ahead of Send
+	salt        *PromptSalt         // --prompt-salt, applied to every request sent
+	cacheReset  *string             // what dropped the engine's cache (--reset-cache), nil when not asked
+	warnings    []string            // what the workload's plan check found, before the first request
+	streams     workload.StreamPlan // requests in flight at once, as planned: connections opened ahead
 }
 
 // New builds the workload (validating its settings), returns a failed
@@ -204,7 +205,10 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	if err := checkDescriptors(p); err != nil {
+	// Load settings that do not resolve are refused below, in their turn.
+	ls, lsErr := load.FromConfig(p.Config)
+	plan := workload.PlannedStreams(wl, ls)
+	if err := checkDescriptors(p, plan); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	if p.PreflightErr != nil {
@@ -226,9 +230,8 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 	if now == nil {
 		now = time.Now
 	}
-	ls, err := load.FromConfig(p.Config)
-	if err != nil {
-		return nil, &UsageError{Err: err}
+	if lsErr != nil {
+		return nil, &UsageError{Err: lsErr}
 	}
 	// A shard's folder says which shard it is, so the shards of one run
 	// written to one volume in the same second get telling names.
@@ -253,6 +256,11 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 	if err := rec.WriteConfig(rawJSON(p.Config.RecordJSON())); err != nil {
 		rec.Close()
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
+	}
+	if !p.Config.Bool("no_csv") {
+		// Rows are written as requests finish; should that fail, the CSV
+		// is made from requests.jsonl at the end instead.
+		_ = rec.StreamCSV()
 	}
 	extra, _ := p.extraBody()
 	client := sender.New(sender.Options{
@@ -280,6 +288,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		startAt: p.Config.StartAt(),
 		runCtx:  context.Background(),
 		load:    ls,
+		streams: plan,
 		gate:    load.NewGate(ls, now),
 		tracker: load.NewTracker(ls),
 		timing:  overload.NewTiming(&overload.SystemClock{}, overload.RuntimeSched()),
@@ -311,6 +320,10 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 	return r, nil
 }
 
+// descriptorLimit raises the descriptor limit and returns it (tests
+// replace it).
+var descriptorLimit = raiseFDLimit
+
 // fdHeadroom is what a run needs besides one descriptor per stream: the
 // record's files and their reserve, metrics, the terminal, DNS.
 const fdHeadroom = 32
@@ -318,9 +331,9 @@ const fdHeadroom = 32
 // checkDescriptors raises the soft RLIMIT_NOFILE to the hard limit and
 // refuses a planned concurrency that would still not fit, instead of
 // failing mid-run with "too many open files".
-func checkDescriptors(p *Prepared) error {
-	streams, flag := workload.PlannedStreams(p.Config)
-	limit := raiseFDLimit()
+func checkDescriptors(p *Prepared, plan workload.StreamPlan) error {
+	streams, flag := plan.Streams, plan.Flag
+	limit := descriptorLimit()
 	if streams <= 0 || limit <= 0 {
 		return nil
 	}
@@ -331,6 +344,11 @@ func checkDescriptors(p *Prepared) error {
 	need := openFDs() + streams*per + fdHeadroom
 	if need <= limit {
 		return nil
+	}
+	if plan.Rate > 0 {
+		// Little's law sized it: say from what, and what else bounds it.
+		return fmt.Errorf("%s %g: about %d concurrent streams (%g requests/s, each expected to take up to %s, with headroom) need about %d file descriptors (%s), but this process may open %d: raise the limit (ulimit -n %d), lower %s or set --max-concurrency",
+			flag, plan.Rate, streams, plan.Rate, plan.Latency.Round(time.Millisecond), need, why, limit, need, flag)
 	}
 	return fmt.Errorf("%s %d: %d concurrent streams need about %d file descriptors (%s), but this process may open %d: raise the limit (ulimit -n %d) or lower %s",
 		flag, streams, streams, need, why, limit, need, flag)
@@ -669,7 +687,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 			Log:    r.log,
 		})
 	}
-	if streams, _ := workload.PlannedStreams(r.prep.Config); streams > 1 {
+	if streams := r.streams.Streams; streams > 1 {
 		t0 := time.Now()
 		n := r.client.Prewarm(ctx, streams)
 		r.log.Info("connections opened ahead", "run", r.rec.ID(), "want", streams, "opened", n, "took", time.Since(t0).String())
@@ -704,6 +722,23 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	close(stopMonitor)
 	<-monitorDone
 
+	// Every request has finished, so the CSV (streamed as they did) is
+	// finished first: it then follows the last request by a flush and a
+	// rename, not by the final figures' sorting as well.
+	// Idle connections go before the record's last files are written.
+	r.client.Close()
+	var missing []string
+	if lost, err := r.rec.Failed(); err != nil {
+		missing = append(missing, fmt.Sprintf("requests.jsonl holds %d complete lines and lacks %d finished request(s) (%v)",
+			r.rec.Lines(), lost, errs.Root(err)))
+	}
+	if !r.prep.Config.Bool("no_csv") {
+		if err := r.rec.WriteCSV(); err != nil {
+			r.logf(true, "cannot write bench_results.csv: %v", err)
+			missing = append(missing, fmt.Sprintf("bench_results.csv was not written (%v)", errs.Root(err)))
+		}
+	}
+
 	interrupted := ctx.Err() != nil
 	if runErr != nil && !interrupted {
 		r.logf(true, "workload: %v", runErr)
@@ -732,20 +767,6 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	cl.TimingErrorP99Ms, cl.TimingErrorMaxMs = ov.TimingErrorP99Ms, ov.TimingErrorMaxMs
 	cl.SchedLatencyP99Ms, cl.MachineCPUBusyMax = ov.SchedLatencyP99Ms, ov.MachineBusyMax
 	cl.Overloaded, cl.OverloadReasons = ov.Overloaded, ov.Reasons
-
-	// Idle connections go before the record's last files are written.
-	r.client.Close()
-	var missing []string
-	if lost, err := r.rec.Failed(); err != nil {
-		missing = append(missing, fmt.Sprintf("requests.jsonl holds %d complete lines and lacks %d finished request(s) (%v)",
-			r.rec.Lines(), lost, errs.Root(err)))
-	}
-	if !r.prep.Config.Bool("no_csv") {
-		if err := r.rec.WriteCSV(); err != nil {
-			r.logf(true, "cannot write bench_results.csv: %v", err)
-			missing = append(missing, fmt.Sprintf("bench_results.csv was not written (%v)", errs.Root(err)))
-		}
-	}
 
 	sum := summarise(r.prep.Config, r.prep.DisplayURL(), r.rec.Dir(), blocks, outcome, record.RunInfo{
 		ID:          r.rec.ID(),

@@ -31,6 +31,7 @@ type PromptSalt struct {
 	mode   string // SaltAuto, SaltNone, or the fixed text
 	secret []byte
 	label  string
+	tail   string // " " + the label on one line + "\n": what follows the tag
 }
 
 // NewPromptSalt makes the salt for value (auto, none, or a fixed text).
@@ -59,6 +60,7 @@ func NewPromptSalt(value, runID, runKey string) *PromptSalt {
 		s.secret = []byte(value)
 		s.label = value
 	}
+	s.tail = " " + oneLineLabel(s.label) + "\n"
 	return s
 }
 
@@ -73,13 +75,14 @@ func (s *PromptSalt) Line(start string) string {
 	if len(start) > saltKeyBytes {
 		start = start[:saltKeyBytes]
 	}
-	h := sha256.New()
-	h.Write(s.secret)
-	h.Write([]byte{0})
-	h.Write([]byte(start))
-	var sum [sha256.Size]byte
-	tag := hex.EncodeToString(h.Sum(sum[:0])[:4])
-	return tag + " " + oneLineLabel(s.label) + "\n"
+	// secret, a zero byte, start: hashed from the stack when it fits
+	// (every auto salt), with no allocation per request.
+	var in [64 + 1 + saltKeyBytes]byte
+	msg := append(append(append(in[:0], s.secret...), 0), start...)
+	sum := sha256.Sum256(msg)
+	var tag [8]byte
+	hex.Encode(tag[:], sum[:4])
+	return string(tag[:]) + s.tail
 }
 
 // Apply puts the salt line at the very start of req's prompt: the first

@@ -1,13 +1,17 @@
 package record
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kvbench/kvbench/bench/sender"
 )
@@ -21,8 +25,12 @@ var CSVHeader = []string{
 	"itl_mean_ms", "output_sha256",
 }
 
-// WriteCSV writes bench_results.csv from requests.jsonl, so no result is
-// held in memory: measured requests only, in the order they finished.
+// WriteCSV writes bench_results.csv: measured requests only, in the
+// order they finished (the order of requests.jsonl). After StreamCSV it
+// only finishes the file the rows were streamed to as the requests
+// finished; otherwise (a merge), or when that fails, it reads
+// requests.jsonl once. Either way no result is held
+// in memory.
 //
 // Values are written as LMCache's Python csv module writes its
 // RequestResult: booleans True/False; floats in Python's repr (shortest
@@ -37,9 +45,17 @@ var CSVHeader = []string{
 // the csv module's defaults.
 func (w *Writer) WriteCSV() error {
 	w.release()
+	w.mu.Lock()
+	cs := w.csv
+	w.csv = nil
+	w.mu.Unlock()
+	if cs != nil && cs.finish(filepath.Join(w.dir, CSVFile)) == nil {
+		return nil
+	}
+	// Not streamed, or the stream failed (a full disk, now with the
+	// spare released): read the lines.
 	return writeAtomicFunc(filepath.Join(w.dir, CSVFile), func(out io.Writer) error {
 		var buf bytes.Buffer
-		row := make([]string, 0, len(CSVHeader))
 		flush := func() error {
 			_, err := out.Write(buf.Bytes())
 			buf.Reset()
@@ -50,7 +66,7 @@ func (w *Writer) WriteCSV() error {
 			if !r.Measured() {
 				return nil
 			}
-			writeCSVRow(&buf, csvRow(row[:0], r))
+			appendCSVRow(&buf, r)
 			return flush()
 		})
 		if err != nil {
@@ -60,7 +76,95 @@ func (w *Writer) WriteCSV() error {
 	})
 }
 
-func csvRow(row []string, r *sender.Result) []string {
+// StreamCSV makes Append write each measured request's CSV row as its
+// line is written, to a temporary file in the run folder that WriteCSV
+// renames into place: the end of a run of a million requests then only
+// flushes and renames, instead of reading every line back. Call it
+// before the first Append. An error leaves the Writer as it was (WriteCSV
+// then reads the lines).
+func (w *Writer) StreamCSV() error {
+	f, err := os.CreateTemp(w.dir, "."+CSVFile+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Join(w.dir, CSVFile), err)
+	}
+	cs := &csvStream{f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	var head bytes.Buffer
+	writeCSVRow(&head, CSVHeader)
+	cs.write(head.Bytes())
+	w.mu.Lock()
+	w.csv = cs
+	w.mu.Unlock()
+	w.streamCSV.Store(true)
+	return nil
+}
+
+// streaming reports whether Append formats CSV rows.
+func (w *Writer) streaming() bool { return w.streamCSV.Load() }
+
+// csvWanted reports whether r has a row in the CSV: a measured request
+// whose line reads back (a line without a request id does not).
+func csvWanted(r *sender.Result) bool { return r.Measured() && r.RequestID != "" }
+
+// csvStream is bench_results.csv being written as requests finish; its
+// methods are called under the Writer's lock.
+type csvStream struct {
+	f      *os.File
+	w      *bufio.Writer
+	failed bool // a write failed: the file is given up
+}
+
+func (c *csvStream) write(b []byte) {
+	if c.failed {
+		return
+	}
+	if _, err := c.w.Write(b); err != nil {
+		c.failed = true
+	}
+}
+
+// finish flushes, syncs and renames the file to path; on any failure the
+// temporary file is removed.
+func (c *csvStream) finish(path string) error {
+	tmp := c.f.Name()
+	err := error(nil)
+	if c.failed {
+		err = errors.New("a row could not be written")
+	}
+	if err == nil {
+		err = c.w.Flush()
+	}
+	if err == nil {
+		err = c.f.Sync()
+	}
+	if cerr := c.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		c.failed = true
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// abandon closes and removes the unfinished file.
+func (c *csvStream) abandon() {
+	c.failed = true
+	c.f.Close()
+	os.Remove(c.f.Name())
+}
+
+// appendCSVRow writes r's row. Text fields are what reading r's line back
+// gives: encoding/json turns each byte of invalid UTF-8 into U+FFFD, so
+// a row streamed from the live result and one read from its line are the
+// same bytes.
+func appendCSVRow(buf *bytes.Buffer, r *sender.Result) {
 	ttft := -1.0
 	if r.TTFT != nil {
 		ttft = *r.TTFT
@@ -77,33 +181,79 @@ func csvRow(row []string, r *sender.Result) []string {
 	if r.CompletionTokens != nil && *r.CompletionTokens > 0 {
 		out = *r.CompletionTokens
 	}
-	errText := ""
-	if r.Error != nil {
-		errText = *r.Error
-		if r.ErrorDetail != nil && *r.ErrorDetail != "" {
-			errText += ": " + *r.ErrorDetail
-		}
+	var num [32]byte
+	text := func(s string) {
+		writeCSVField(buf, jsonText(s))
+		buf.WriteByte(',')
 	}
-	return append(row,
-		r.RequestID,
-		pyBool(r.Successful),
-		pyFloat(ttft),
-		pyFloat(r.RequestLatency),
-		strconv.Itoa(in),
-		strconv.Itoa(out),
-		pyFloat(zeroIfNil(r.DecodeSpeed)),
-		pyFloat(r.SubmitTime),
-		pyFloat(first),
-		pyFloat(r.FinishTime),
-		errText,
-		optInt(r.PromptTokens),
-		optInt(r.CachedTokens),
-		r.CacheState,
-		pyBool(r.Complete),
-		strconv.Itoa(r.Chunks),
-		optFloat(r.ITLMeanMs),
-		optString(r.OutputSHA256),
-	)
+	float := func(v float64) {
+		buf.Write(appendPyFloat(num[:0], v))
+		buf.WriteByte(',')
+	}
+	integer := func(n int) {
+		buf.Write(strconv.AppendInt(num[:0], int64(n), 10))
+		buf.WriteByte(',')
+	}
+	boolean := func(b bool) {
+		buf.WriteString(pyBool(b))
+		buf.WriteByte(',')
+	}
+	text(r.RequestID)
+	boolean(r.Successful)
+	float(ttft)
+	float(r.RequestLatency)
+	integer(in)
+	integer(out)
+	float(zeroIfNil(r.DecodeSpeed))
+	float(r.SubmitTime)
+	float(first)
+	float(r.FinishTime)
+	switch {
+	case r.Error == nil:
+		buf.WriteByte(',')
+	case r.ErrorDetail != nil && *r.ErrorDetail != "":
+		text(jsonText(*r.Error) + ": " + jsonText(*r.ErrorDetail))
+	default:
+		text(*r.Error)
+	}
+	if r.PromptTokens != nil {
+		buf.Write(strconv.AppendInt(num[:0], int64(*r.PromptTokens), 10))
+	}
+	buf.WriteByte(',')
+	if r.CachedTokens != nil {
+		buf.Write(strconv.AppendInt(num[:0], int64(*r.CachedTokens), 10))
+	}
+	buf.WriteByte(',')
+	text(r.CacheState)
+	boolean(r.Complete)
+	integer(r.Chunks)
+	if r.ITLMeanMs != nil {
+		buf.Write(appendPyFloat(num[:0], *r.ITLMeanMs))
+	}
+	buf.WriteByte(',')
+	if r.OutputSHA256 != nil {
+		writeCSVField(buf, jsonText(*r.OutputSHA256))
+	}
+	buf.WriteString("\r\n")
+}
+
+// jsonText is s as encoding/json writes it and reads it back: each byte
+// of invalid UTF-8 becomes U+FFFD.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			b.WriteString("\ufffd")
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // writeCSVRow writes one row as Python's csv.writer does by default
@@ -114,15 +264,28 @@ func writeCSVRow(buf *bytes.Buffer, fields []string) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		if strings.ContainsAny(f, ",\"\r\n") {
-			buf.WriteByte('"')
-			buf.WriteString(strings.ReplaceAll(f, `"`, `""`))
-			buf.WriteByte('"')
-		} else {
-			buf.WriteString(f)
-		}
+		writeCSVField(buf, f)
 	}
 	buf.WriteString("\r\n")
+}
+
+func writeCSVField(buf *bytes.Buffer, f string) {
+	if !strings.ContainsAny(f, ",\"\r\n") {
+		buf.WriteString(f)
+		return
+	}
+	buf.WriteByte('"')
+	for {
+		i := strings.IndexByte(f, '"')
+		if i < 0 {
+			break
+		}
+		buf.WriteString(f[:i+1])
+		buf.WriteByte('"')
+		f = f[i+1:]
+	}
+	buf.WriteString(f)
+	buf.WriteByte('"')
 }
 
 func pyBool(b bool) string {
@@ -135,51 +298,39 @@ func pyBool(b bool) string {
 // pyFloat formats v as Python's repr(float): the shortest digits that
 // round-trip, positional for exponents -4 <= e < 16 (always with a decimal
 // point), else scientific with a signed two-digit-minimum exponent.
-func pyFloat(v float64) string {
+func pyFloat(v float64) string { return string(appendPyFloat(nil, v)) }
+
+// appendPyFloat appends pyFloat(v) to dst.
+func appendPyFloat(dst []byte, v float64) []byte {
 	switch {
 	case math.IsNaN(v):
-		return "nan"
+		return append(dst, "nan"...)
 	case math.IsInf(v, 1):
-		return "inf"
+		return append(dst, "inf"...)
 	case math.IsInf(v, -1):
-		return "-inf"
+		return append(dst, "-inf"...)
 	}
-	s := strconv.FormatFloat(v, 'e', -1, 64) // e.g. -1.2345e+03
-	mant, exp, _ := strings.Cut(s, "e")
-	e, _ := strconv.Atoi(exp)
+	var tmp [32]byte
+	s := strconv.AppendFloat(tmp[:0], v, 'e', -1, 64) // e.g. -1.2345e+03
+	at := bytes.IndexByte(s, 'e')
+	e, _ := strconv.Atoi(string(s[at+1:]))
 	if e < -4 || e >= 16 {
-		sign := "+"
+		dst = append(dst, s[:at]...)
+		dst = append(dst, 'e', '+')
 		if e < 0 {
-			sign, e = "-", -e
+			dst[len(dst)-1], e = '-', -e
 		}
-		return fmt.Sprintf("%se%s%02d", mant, sign, e)
+		if e < 10 {
+			dst = append(dst, '0')
+		}
+		return strconv.AppendInt(dst, int64(e), 10)
 	}
-	f := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.ContainsAny(f, ".") {
-		f += ".0"
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, v, 'f', -1, 64)
+	if bytes.IndexByte(dst[start:], '.') < 0 {
+		dst = append(dst, ".0"...)
 	}
-	return f
-}
-
-func optInt(p *int) string {
-	if p == nil {
-		return ""
-	}
-	return strconv.Itoa(*p)
-}
-
-func optFloat(p *float64) string {
-	if p == nil {
-		return ""
-	}
-	return pyFloat(*p)
-}
-
-func optString(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
+	return dst
 }
 
 // zeroIfNil is LMCache's CSV convention for an undefined figure: 0.

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvbench/kvbench/bench/sender"
@@ -88,6 +89,10 @@ type Writer struct {
 	spare string
 	// lock marks the folder as a run in progress (LockFile) until Close.
 	lock *Lock
+	// csv streams bench_results.csv's rows as their lines are written
+	// (StreamCSV); nil when not asked for or once given up.
+	csv       *csvStream
+	streamCSV atomic.Bool // csv was set: Append formats rows
 }
 
 // SpareFile holds disk space for the summary in a run folder until the
@@ -292,6 +297,13 @@ func (w *Writer) Append(r *sender.Result) error {
 	if err := json.NewEncoder(buf).Encode(r); err != nil {
 		return fmt.Errorf("encode request %s: %w", r.RequestID, err)
 	}
+	line := buf.Len()
+	// The CSV row is formatted before the lock, after the line in the
+	// same buffer, and written under it, so rows keep the lines' order.
+	csvRow := w.streaming() && csvWanted(r)
+	if csvRow {
+		appendCSVRow(buf, r)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.req == nil {
@@ -301,8 +313,8 @@ func (w *Writer) Append(r *sender.Result) error {
 		w.lost++
 		return w.failed
 	}
-	n, err := w.req.Write(buf.Bytes())
-	if err == nil && n < buf.Len() {
+	n, err := w.req.Write(buf.Bytes()[:line])
+	if err == nil && n < line {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
@@ -319,6 +331,9 @@ func (w *Writer) Append(r *sender.Result) error {
 	}
 	w.size += int64(n)
 	w.written++
+	if csvRow && w.csv != nil {
+		w.csv.write(buf.Bytes()[line:])
+	}
 	return nil
 }
 
@@ -405,6 +420,12 @@ func (w *Writer) Close() error {
 	}
 	f := w.req
 	w.req = nil
+	if w.csv != nil {
+		// Closed before WriteCSV: the streamed rows are dropped, and a
+		// WriteCSV after Close reads the lines.
+		w.csv.abandon()
+		w.csv = nil
+	}
 	for _, r := range w.reserve {
 		r.Close()
 	}

@@ -339,17 +339,32 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result) {
 	s.fill(res, req, resp.StatusCode)
 }
 
+// smallBody is the largest body sent from a copy of its own rather than
+// from the pooled buffer.
+const smallBody = 4 << 10
+
 // newPost builds the POST of the body in bb; the transport's reader holds
-// its own reference to bb until it closes it.
+// its own reference to bb until it closes it. A small body goes out as a
+// *bytes.Reader over a copy instead: net/http writes the headers and such
+// a body in one write, where it flushes the headers in a write of their
+// own before any body it does not know to be in memory (a tiny request
+// then costs two writes and, often, two reads at the engine).
 func (c *Client) newPost(ctx context.Context, target string, bb *bodyBuf) (*http.Request, error) {
-	body := bb.reader()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, body)
-	if err != nil {
-		body.Close()
-		return nil, err
+	var hreq *http.Request
+	var err error
+	if len(bb.b) <= smallBody {
+		if hreq, err = http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(bytes.Clone(bb.b))); err != nil {
+			return nil, err
+		}
+	} else {
+		body := bb.reader()
+		if hreq, err = http.NewRequestWithContext(ctx, http.MethodPost, target, body); err != nil {
+			body.Close()
+			return nil, err
+		}
+		hreq.ContentLength = int64(len(bb.b))
+		hreq.GetBody = func() (io.ReadCloser, error) { return bb.reader(), nil }
 	}
-	hreq.ContentLength = int64(len(bb.b))
-	hreq.GetBody = func() (io.ReadCloser, error) { return bb.reader(), nil }
 	hreq.Header["Content-Type"] = headerJSON
 	hreq.Header["Accept"] = headerSSE
 	hreq.Header["User-Agent"] = headerAgent

@@ -3,7 +3,6 @@ package stats
 import (
 	"math"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -63,12 +62,13 @@ type Collector struct {
 	failedUnverified int
 	first, last      time.Time // measured span: first submit, last finish
 
-	// Successful measured requests.
-	ttftMs, decode, latencyMs  []float64
+	// Successful measured requests. Their TTFTs and latencies are kept
+	// once, by cache state, in fig; ttftLive reads the live p99 in O(1).
+	ttftLive                   liveQuantile
+	ttftN, latN                int
+	decode                     []float64
 	sumTTFT, sumDecode, sumLat float64
 	inTokens, outTokens        int
-	p99n                       int // len(ttftMs) the cached p99 covers
-	p99                        float64
 	cold, reused, unverified   int
 	reasons                    map[string]int
 	hitPrompt, hitCached, hitN int
@@ -153,7 +153,8 @@ func (c *Collector) Add(r *sender.Result) {
 	}
 	if r.TTFT != nil {
 		ms := finite(*r.TTFT * 1000)
-		c.ttftMs = append(c.ttftMs, ms)
+		c.ttftLive.add(ms)
+		c.ttftN++
 		c.sumTTFT += ms
 		e.ttftMs = float32(ms)
 	}
@@ -163,7 +164,7 @@ func (c *Collector) Add(r *sender.Result) {
 		c.sumDecode += dec
 	}
 	lat := finite(r.RequestLatency * 1000)
-	c.latencyMs = append(c.latencyMs, lat)
+	c.latN++
 	c.sumLat += lat
 	in, out := inputTokens(r), outputTokens(r)
 	c.inTokens = addCount(c.inTokens, in)
@@ -305,7 +306,8 @@ func (c *Collector) Snapshot() Snapshot {
 		Warmup:           c.warmup,
 		WarmupFailed:     c.warmupFailed,
 		Reference:        c.reference,
-		MeanTTFTms:       mean(c.sumTTFT, len(c.ttftMs)),
+		MeanTTFTms:       mean(c.sumTTFT, c.ttftN),
+		P99TTFTms:        c.ttftLive.linear(99),
 		Cold:             c.cold,
 		Reused:           c.reused,
 		Unverified:       c.unverified - c.failedUnverified,
@@ -318,25 +320,7 @@ func (c *Collector) Snapshot() Snapshot {
 		MaxDispatchLagMs: c.maxLag,
 		Series:           c.series.points(now),
 	}
-	n := len(c.ttftMs)
-	var ttfts []float64
-	if n == c.p99n {
-		s.P99TTFTms = c.p99
-	} else {
-		ttfts = append([]float64(nil), c.ttftMs...)
-	}
 	c.mu.Unlock()
-
-	if ttfts != nil {
-		// Sorting outside the lock keeps Add unblocked.
-		sort.Float64s(ttfts)
-		s.P99TTFTms = Linear(ttfts, 99)
-		c.mu.Lock()
-		if n > c.p99n {
-			c.p99n, c.p99 = n, s.P99TTFTms
-		}
-		c.mu.Unlock()
-	}
 	return s
 }
 
@@ -397,7 +381,11 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 
 	var b Blocks
 	el := c.elapsed()
-	ttft, dec, lat := sortedCopy(c.ttftMs), sortedCopy(c.decode), sortedCopy(c.latencyMs)
+	// Sorted in place: no figure depends on the order of samples.
+	c.fig.sortAll()
+	ttft, lat := c.fig.measuredTTFT(), c.fig.measuredLatency()
+	slices.Sort(c.decode)
+	dec := c.decode
 	b.Results = Results{
 		TotalRequests:        c.done,
 		SuccessfulRequests:   c.done - c.failed,
@@ -457,7 +445,8 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	}
 	b.Latency.DecodeUnmeasured = c.decodeUnmeasured
 	if len(c.prefill) > 0 {
-		pf := sortedCopy(c.prefill)
+		slices.Sort(c.prefill)
+		pf := c.prefill
 		b.Latency.PrefillTPS = MeanP50{
 			Mean: ptr(c.prefillSum / float64(len(pf))),
 			P50:  ptr(NearestRank(pf, 50)),
@@ -477,7 +466,8 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	b.Client.OverloadReasons = []string{}
 	b.Client.Retries = c.retries
 	if len(c.lags) > 0 {
-		lags := sortedCopy(c.lags)
+		slices.Sort(c.lags)
+		lags := c.lags
 		b.Client.MaxDispatchLagMs = ptr(lags[len(lags)-1])
 		b.Client.P99DispatchLagMs = ptr(Linear(lags, 99))
 	}

@@ -2,7 +2,6 @@ package stats
 
 import (
 	"math"
-	"sort"
 	"strconv"
 )
 
@@ -83,12 +82,6 @@ func widen(f float32) float64 {
 		return float64(f)
 	}
 	return v
-}
-
-func sortedCopy(v []float64) []float64 {
-	c := append([]float64(nil), v...)
-	sort.Float64s(c)
-	return c
 }
 
 func mean(sum float64, n int) float64 {

@@ -46,9 +46,13 @@ func speedupOf(measuredCold, warmupCold, reused []float64) Speedup {
 	if len(cold) < minSpeedupSide {
 		cold, base = warmupCold, BaselineWarmupCold
 	}
-	cold, reused = slices.Clone(cold), slices.Clone(reused)
-	slices.Sort(cold)
-	slices.Sort(reused)
+	// Sorted already at the end of a run (figures.sortAll): no copy.
+	if !slices.IsSorted(cold) {
+		cold = slices.Sorted(slices.Values(cold))
+	}
+	if !slices.IsSorted(reused) {
+		reused = slices.Sorted(slices.Values(reused))
+	}
 	sp.ColdN, sp.ReusedN = len(cold), len(reused)
 	if len(cold) > 0 && (len(cold) >= minSpeedupSide || base == BaselineWarmupCold) {
 		sp.Baseline, sp.ColdP50 = &base, ptr(Linear(cold, 50))

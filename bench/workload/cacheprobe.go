@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -472,4 +473,14 @@ func cpRowText(r cpRow) string {
 		s = *r.Error + " " + s
 	}
 	return s
+}
+
+// PlanStreams: the concurrent phase's streams (the first and repeated
+// requests go one at a time).
+func (w *CacheProbe) PlanStreams(ls load.Settings) StreamPlan {
+	prompt := len(w.ids)
+	if w.ids == nil {
+		prompt = len(CacheProbeText) / 4
+	}
+	return measuredStreams(ls, w.streams, "--cp-streams", expectedLatency(prompt, w.tokens))
 }

@@ -3,9 +3,12 @@ package workload
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -49,38 +52,112 @@ func atLeast1(x float64) int {
 // wait for a slot is marked HeldBack. It stops dispatching when ctx is
 // done and returns once every sent request has finished.
 func runBounded(ctx context.Context, env Env, reqs []*sender.Request, n int, onDone func(sender.Result)) {
+	runStream(ctx, env, slices.Values(reqs), n, onDone)
+}
+
+// runStream is runBounded over the requests next yields, taken one at a
+// time as each is dispatched: nothing past the look-ahead of next is
+// built before its turn. The requests go out from at most n workers,
+// started as the concurrency first needs them and kept until the end, so
+// a request does not pay for a new goroutine growing its stack through
+// the whole send path, as one goroutine per request did.
+func runStream(ctx context.Context, env Env, next iter.Seq[*sender.Request], n int, onDone func(sender.Result)) {
 	if n < 1 {
 		n = 1
 	}
-	sem := make(chan struct{}, n)
+	// idle holds the hand-off channel of each worker waiting for work; a
+	// worker that finds it full (a burst of more than maxIdle ending
+	// together) ends instead.
+	const maxIdle = 4096
+	idle := make(chan chan *sender.Request, min(n, maxIdle))
+	var workers []chan *sender.Request
+	var live atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, req := range reqs {
-		select {
-		case sem <- struct{}{}:
-		default:
-			req.HeldBack = true
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-			}
-		}
-		if ctx.Err() != nil || !env.release(ctx, req) {
-			break
-		}
-		wg.Add(1)
-		go func(req *sender.Request) {
-			defer wg.Done()
-			defer func() { <-sem }()
+	work := func(in chan *sender.Request) {
+		defer wg.Done()
+		defer live.Add(-1)
+		for req := range in {
 			res, ok := env.Send(ctx, req)
 			if ok && onDone != nil {
 				mu.Lock()
 				onDone(res)
 				mu.Unlock()
 			}
-		}(req)
+			select {
+			case idle <- in:
+			default:
+				return
+			}
+		}
+	}
+	for req := range next {
+		var w chan *sender.Request
+		select {
+		case w = <-idle:
+		default:
+			if live.Load() < int64(n) {
+				w = make(chan *sender.Request, 1)
+				workers = append(workers, w)
+				live.Add(1)
+				wg.Add(1)
+				go work(w)
+				break
+			}
+			req.HeldBack = true
+			select {
+			case w = <-idle:
+			case <-ctx.Done():
+			}
+		}
+		if w == nil || ctx.Err() != nil || !env.release(ctx, req) {
+			break
+		}
+		w <- req
+	}
+	for _, w := range workers {
+		close(w)
 	}
 	wg.Wait()
+}
+
+// lookAhead is how many requests ahead builds before the one dispatched.
+const lookAhead = 64
+
+// ahead yields build(0) .. build(count-1) in order, built by a goroutine
+// of their own at most lookAhead before the one taken, so building a
+// request overlaps the wait for its release and never counts as its
+// dispatch lag. build returns nil for an index it skips. The builder
+// stops when the consumer stops taking or ctx ends.
+func ahead(ctx context.Context, count int, build func(i int) *sender.Request) iter.Seq[*sender.Request] {
+	return func(yield func(*sender.Request) bool) {
+		out := make(chan *sender.Request, lookAhead)
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer close(out)
+			for i := 0; i < count; i++ {
+				r := build(i)
+				if r == nil {
+					continue
+				}
+				select {
+				case out <- r:
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+		for r := range out {
+			if !yield(r) {
+				return
+			}
+		}
+	}
 }
 
 // runSequential sends reqs one after another.
@@ -151,4 +228,27 @@ func (t *tally) meanPrompt() *float64 {
 	}
 	m := float64(t.PromptTokens) / float64(t.valid)
 	return &m
+}
+
+// setPrompt fills the completions prompt from the messages, so every
+// workload also runs with --endpoint completions.
+func setPrompt(r *sender.Request) {
+	if r.Endpoint != sender.Completions || r.Prompt != "" || len(r.PromptIDs) > 0 {
+		return
+	}
+	// One copy of each message, however long the history: += would copy
+	// the prompt so far once per message.
+	n := 0
+	for _, m := range r.Messages {
+		n += len(m.Content) + 2
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, m := range r.Messages {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(m.Content)
+	}
+	r.Prompt = b.String()
 }

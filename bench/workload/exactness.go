@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -555,4 +556,13 @@ func (w *ConcurrentExactness) Outcome() Outcome {
 		Block: block, Sections: []report.Section{{Title: "Concurrent Exactness", Rows: rows}},
 		Failed: different > 0, Reasons: reasons,
 	}
+}
+
+// PlanStreams: the highest level (the references go one at a time).
+func (w *ConcurrentExactness) PlanStreams(ls load.Settings) StreamPlan {
+	top := 0
+	for _, l := range w.levels {
+		top = max(top, l)
+	}
+	return measuredStreams(ls, top, "--ce-levels", expectedLatency(0, w.tokens))
 }

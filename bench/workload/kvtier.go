@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -438,4 +439,14 @@ func (w *KVTierPressure) Outcome() Outcome {
 		o.Failed, o.Reasons = true, []string{w.stopped}
 	}
 	return o
+}
+
+// PlanStreams: the in-flight setting; the warmup sweep holds as many in
+// flight, and neither the cap nor the rate applies to it.
+func (w *KVTierPressure) PlanStreams(ls load.Settings) StreamPlan {
+	p := measuredStreams(ls, min(w.inflight, w.requests), "--ktp-num-inflight-requests", expectedLatency(w.per*w.context+w.system, w.maxOut))
+	if w.p.Warmup() {
+		p = p.atLeast(min(w.inflight, w.warmGroups), "--ktp-num-inflight-requests")
+	}
+	return p
 }

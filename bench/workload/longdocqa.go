@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -277,22 +278,6 @@ func (w *LongDocQA) Outcome() Outcome {
 	return Outcome{Block: block, Sections: []report.Section{{Title: "Long Doc QA", Rows: rows}}}
 }
 
-// setPrompt fills the completions prompt from the messages, so every
-// workload also runs with --endpoint completions.
-func setPrompt(r *sender.Request) {
-	if r.Endpoint != sender.Completions || r.Prompt != "" || len(r.PromptIDs) > 0 {
-		return
-	}
-	var s string
-	for i, m := range r.Messages {
-		if i > 0 {
-			s += "\n\n"
-		}
-		s += m.Content
-	}
-	r.Prompt = s
-}
-
 // ratio is a/b, nil when either is unknown or b is 0.
 func ratio(a, b *float64) *float64 {
 	if a == nil || b == nil || *b == 0 {
@@ -310,4 +295,9 @@ func (w *LongDocQA) PlanWarnings(_ context.Context, pc PlanCheck) []string {
 		return []string{msg}
 	}
 	return nil
+}
+
+// PlanStreams: the in-flight setting (the warmup goes one at a time).
+func (w *LongDocQA) PlanStreams(ls load.Settings) StreamPlan {
+	return measuredStreams(ls, min(w.inflight, len(w.schedule)), "--ldqa-num-inflight-requests", expectedLatency(w.docLen+64, w.maxOut))
 }

@@ -107,7 +107,9 @@ type MultiRoundChat struct {
 	cold, overflow int // not judged: no warmup (round 1), sessions over the cache
 	prefilled      map[int]bool
 	sessTokens     map[int]int // each session's tokens in the cache: its last prompt and answer
+	setTokens      int         // the sum of sessTokens, kept as they change
 	maxSet         int         // the most tokens the sessions held
+	query          string      // every measured request's query
 }
 
 func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
@@ -154,6 +156,7 @@ func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	}
 	w.rounds = make(map[int]int)
 	w.prefilled, w.sessTokens = map[int]bool{}, map[int]int{}
+	w.query = MultiRoundChatQuery(w.input)
 	return w, nil
 }
 
@@ -213,7 +216,7 @@ func (w *MultiRoundChat) Run(ctx context.Context, env Env) error {
 	ls := w.load
 	ls.Shard = sh
 	arrivals := load.NewSchedule(ls)
-	query := MultiRoundChatQuery(w.input)
+	query := w.query
 	var wg sync.WaitGroup
 dispatch:
 	for g := 0; ; g++ {
@@ -284,7 +287,7 @@ func (w *MultiRoundChat) finish(s *mrcSession, ok bool, res *sender.Result) {
 		w.mu.Unlock()
 		return
 	}
-	s.Exchanges = append(s.Exchanges, mrcExchange{Query: MultiRoundChatQuery(w.input), Answer: res.Text})
+	s.Exchanges = append(s.Exchanges, mrcExchange{Query: w.query, Answer: res.Text})
 	w.mu.Unlock()
 	w.Observe(res)
 }
@@ -315,14 +318,15 @@ func (w *MultiRoundChat) Observe(res *sender.Result) {
 	defer w.mu.Unlock()
 	if res.Phase == sender.PhaseWarmup {
 		w.warm.add(res)
-		var sid int
-		if _, err := fmt.Sscanf(res.RequestID, "warmup_s%d", &sid); err == nil {
-			w.cached(sid, res)
+		if n, ok := idNumbers(res.RequestID, "warmup_s"); ok {
+			w.cached(n[0], res)
 		}
 		return
 	}
-	var sid, g int
-	fmt.Sscanf(res.RequestID, "s%d_r%d", &sid, &g)
+	sid := 0
+	if n, ok := idNumbers(res.RequestID, "s", "_r"); ok {
+		sid = n[0]
+	}
 	w.rounds[sid]++
 	round := w.rounds[sid]
 	w.measured.add(res)
@@ -364,19 +368,15 @@ func (w *MultiRoundChat) cached(sid int, res *sender.Result) {
 	if res.CompletionTokens != nil {
 		n += *res.CompletionTokens
 	}
+	w.setTokens += n - w.sessTokens[sid]
 	w.sessTokens[sid] = n
-	w.maxSet = max(w.maxSet, w.workingSet())
+	w.maxSet = max(w.maxSet, w.setTokens)
 }
 
 // workingSet is the sessions' tokens in the cache, by their last
-// requests.
-func (w *MultiRoundChat) workingSet() int {
-	n := 0
-	for _, t := range w.sessTokens {
-		n += t
-	}
-	return n
-}
+// requests: a running sum, so a finished request costs O(1) whatever
+// the number of sessions.
+func (w *MultiRoundChat) workingSet() int { return w.setTokens }
 
 // expectation: every request sent once its session was in the cache
 // (warmed up, or an earlier round) reuses the session's system prompt
@@ -506,4 +506,14 @@ func (w *MultiRoundChat) PlanWarnings(ctx context.Context, pc PlanCheck) []strin
 		out = append(out, msg)
 	}
 	return out
+}
+
+// PlanStreams: a session has one request in flight at a time, and the
+// sessions' arrivals come at --mrc-qps (the warmup goes one at a time).
+func (w *MultiRoundChat) PlanStreams(ls load.Settings) StreamPlan {
+	p := measuredStreams(ls, len(w.sessions), "--kv-cache-volume", expectedLatency(w.shared+w.history+w.input, w.output))
+	if p.Rate > 0 {
+		p.Flag = "--mrc-qps"
+	}
+	return p
 }

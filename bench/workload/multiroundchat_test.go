@@ -15,7 +15,7 @@ import (
 
 // mkParams builds the parameters of a workload from a default config with
 // the given settings.
-func mkParams(t *testing.T, workload string, tokensPerGB int, set map[string]any) Params {
+func mkParams(t testing.TB, workload string, tokensPerGB int, set map[string]any) Params {
 	t.Helper()
 	c := config.Default()
 	if err := c.Set("workload", workload); err != nil {

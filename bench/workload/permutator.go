@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
@@ -451,4 +452,10 @@ func (w *LongDocPermutator) expectation(bound *float64, above string) *record.Ex
 			hits.someMiss(), reason)
 	}
 	return expect(expected, hits.verdict(), reason)
+}
+
+// PlanStreams: the in-flight setting (the warmup goes one at a time).
+func (w *LongDocPermutator) PlanStreams(ls load.Settings) StreamPlan {
+	prompt := float64(w.numContexts)*float64(LDPContextTokens(w.contextLen, LDPBuiltinTokensPerWord)) + float64(w.systemLen)
+	return measuredStreams(ls, min(w.inflight, len(w.perms)), "--ldp-num-inflight-requests", expectedLatency(int(min(prompt, config.MaxTokens)), w.maxOut))
 }

@@ -7,7 +7,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/config"
 )
 
@@ -43,8 +45,12 @@ func EstimatePlan(c *config.Config, tokensPerGB int) (Plan, bool) {
 	var p Plan
 	switch c.Workload() {
 	case config.RandomPrefill:
+		// Prompts are built as they are dispatched: those in flight and
+		// the look-ahead are held at once (every one when all go at once).
 		n, l := f("rp_num_requests"), f("rp_request_length")
-		p = Plan{Requests: n, Tokens: n * l, Flags: []string{"--rp-num-requests", "--rp-request-length"}}
+		ls, _ := load.FromConfig(c) // an invalid load is refused later, naming its flag
+		held := math.Min(n, float64(measuredStreams(ls, int(min(n, math.MaxInt32)), "", expectedLatency(int(min(l, math.MaxInt32)), 1)).Streams)+lookAhead)
+		p = Plan{Requests: n, Tokens: held * l, Flags: []string{"--rp-num-requests", "--rp-request-length"}}
 	case config.LongDocQA:
 		l := f("ldqa_document_length")
 		docs := math.Max(1, math.Floor(budget/l))
@@ -146,34 +152,96 @@ func physicalMemory() float64 {
 	return fallback
 }
 
-// PlannedStreams is the most requests the workload will have in flight
-// at once, as its settings plan it, and the flag that sets it; 0 when the
-// arrivals decide (multi-round-chat sends at a rate, so its concurrency
-// is not planned). A --max-concurrency cap, where there is one, applies.
-func PlannedStreams(c *config.Config) (int, string) {
-	var n int
-	var flag string
-	switch c.Workload() {
-	case config.RandomPrefill:
-		n, flag = c.Int("rp_num_requests"), "--rp-num-requests"
-	case config.LongDocQA:
-		n, flag = c.Int("ldqa_num_inflight_requests"), "--ldqa-num-inflight-requests"
-	case config.LongDocPermutator:
-		n, flag = c.Int("ldp_num_inflight_requests"), "--ldp-num-inflight-requests"
-	case config.CacheProbe:
-		n, flag = c.Int("cp_streams"), "--cp-streams"
-	case config.ConcurrentExactness:
-		for _, l := range c.IntList("ce_levels") {
-			n = max(n, l)
-		}
-		flag = "--ce-levels"
-	case config.PrefixSuffixTuner:
-		n = 1
+// StreamPlan is how many requests a workload holds in flight at once,
+// planned before the run: the file descriptors the run needs and the
+// connections opened ahead of it follow it.
+type StreamPlan struct {
+	// Streams is the most requests in flight at once; 0 when not planned.
+	Streams int
+	// Flag is the setting that bounds Streams, for a message asking to
+	// lower it.
+	Flag string
+	// Rate (requests/s) and Latency are Little's law's inputs when
+	// Streams came from them, zero otherwise: a slower engine than
+	// Latency assumes holds more, and the client opens them as needed.
+	Rate    float64
+	Latency time.Duration
+}
+
+// StreamPlanner is a workload that plans its own concurrency: the most
+// requests it holds in flight at once under the load ls, from its own
+// settings (an in-flight setting, its concurrency levels, its sessions),
+// the --max-concurrency cap and, for arrivals at a rate, Little's law.
+type StreamPlanner interface {
+	PlanStreams(ls load.Settings) StreamPlan
+}
+
+// PlannedStreams is w's plan under ls; a workload that plans nothing
+// sends one request at a time.
+func PlannedStreams(w Workload, ls load.Settings) StreamPlan {
+	if p, ok := w.(StreamPlanner); ok {
+		return p.PlanStreams(ls)
 	}
-	if f, ok := config.Lookup("max_concurrency"); ok && f.Kind == config.Int && n > 0 {
-		if m := c.Int("max_concurrency"); m > 0 && m < n {
-			n, flag = m, "--max-concurrency"
+	return StreamPlan{Streams: 1}
+}
+
+// The engine Little's law assumes for a request's expected latency when
+// nothing was measured yet: slow on purpose (a busy engine), so that the
+// plan errs toward more streams, never toward too few descriptors.
+const (
+	nominalBase       = 50 * time.Millisecond // queueing, scheduling, the first token's overhead
+	nominalPrefillTPS = 5000                  // prompt tokens per second, per request
+	nominalTPOT       = 20 * time.Millisecond // per output token
+)
+
+// expectedLatency is a request's latency on the nominal engine.
+func expectedLatency(prompt, output int) time.Duration {
+	s := float64(max(prompt, 0))/nominalPrefillTPS + float64(max(output, 0))*nominalTPOT.Seconds() + nominalBase.Seconds()
+	return time.Duration(math.Min(s, 24*3600) * float64(time.Second))
+}
+
+// littleStreams is what arrivals at rate keep in flight when each takes
+// latency, with headroom: twice Little's mean L = rate x latency, plus
+// four standard deviations of the arrivals' count over one latency (L
+// for Poisson arrivals, L/burstiness for gamma ones, whose gaps vary
+// more when burstiness < 1), at least 1.
+func littleStreams(rate float64, latency time.Duration, burstiness float64) int {
+	m := rate * latency.Seconds()
+	if !(m > 0) {
+		return 1
+	}
+	k := 1.0
+	if burstiness > 0 && burstiness < 1 {
+		k = burstiness
+	}
+	n := math.Ceil(2*m + 4*math.Sqrt(m/k))
+	return int(math.Min(math.Max(n, 1), math.MaxInt32))
+}
+
+// measuredStreams is the plan of measured requests of which the
+// workload's own settings hold at most own in flight (set by flag; 0 when
+// they do not bound it), each expected to take latency: the
+// --max-concurrency cap applies, and at a finite rate Little's law
+// bounds what the arrivals keep in flight.
+func measuredStreams(ls load.Settings, own int, flag string, latency time.Duration) StreamPlan {
+	p := StreamPlan{Streams: max(own, 0), Flag: flag}
+	if m := ls.MaxConcurrency; m > 0 && (p.Streams == 0 || m < p.Streams) {
+		p = StreamPlan{Streams: m, Flag: "--max-concurrency"}
+	}
+	if ls.Timed() {
+		rate := ls.ProcessRate()
+		if n := littleStreams(rate, latency, ls.Burstiness); p.Streams == 0 || n < p.Streams {
+			p = StreamPlan{Streams: n, Flag: "--request-rate", Rate: rate, Latency: latency}
 		}
 	}
-	return n, flag
+	return p
+}
+
+// atLeast is p with at least n streams (an ungated phase's own
+// concurrency, which neither the cap nor the rate bounds) and then flag.
+func (p StreamPlan) atLeast(n int, flag string) StreamPlan {
+	if n > p.Streams {
+		return StreamPlan{Streams: n, Flag: flag}
+	}
+	return p
 }

@@ -3,7 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
+	"strconv"
 
+	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
@@ -36,7 +38,14 @@ func newRandomPrefill(ctx context.Context, p Params) (Workload, error) {
 
 // RandomPrefillPrompt is `Request i: ` + max(L-10, 1) words "hi".
 func RandomPrefillPrompt(i, length int) string {
-	return fmt.Sprintf("Request %d: ", i) + repeatWord(wordHi, max(length-10, 1))
+	return randomPrefillPrompt(i, randomPrefillTail(length))
+}
+
+// randomPrefillTail is the words every prompt of length tokens ends in.
+func randomPrefillTail(length int) string { return repeatWord(wordHi, max(length-10, 1)) }
+
+func randomPrefillPrompt(i int, tail string) string {
+	return "Request " + strconv.Itoa(i) + ": " + tail
 }
 
 func (w *RandomPrefill) Name() string { return config.RandomPrefill }
@@ -47,21 +56,25 @@ func (w *RandomPrefill) Describe() []string {
 
 func (w *RandomPrefill) Run(ctx context.Context, env Env) error {
 	// A shard sends every Nth request; ids stay those of the whole run.
+	// Requests are built as they are dispatched, a bounded look-ahead
+	// before their turn, so a million of them are never held at once.
 	sh := w.p.shard()
-	reqs := make([]*sender.Request, 0, w.n/sh.Count+1)
-	for i := 0; i < w.n; i++ {
+	owned := w.p.owned(w.n)
+	tail := randomPrefillTail(w.length)
+	build := func(i int) *sender.Request {
 		if !sh.Owns(i) {
-			continue
+			return nil
 		}
-		reqs = append(reqs, &sender.Request{
-			ID: fmt.Sprintf("prefill_%d", i), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
-			Messages:  []sender.Message{{Role: "user", Content: RandomPrefillPrompt(i, w.length)}},
+		r := &sender.Request{
+			ID: "prefill_" + strconv.Itoa(i), Phase: sender.PhaseMeasured, Endpoint: w.p.Endpoint,
+			Messages:  []sender.Message{{Role: "user", Content: randomPrefillPrompt(i, tail)}},
 			MaxTokens: 1,
-		})
-		setPrompt(reqs[len(reqs)-1])
+		}
+		setPrompt(r)
+		return r
 	}
-	env.Phase("measuring", len(reqs), 0)
-	runBounded(ctx, env, reqs, len(reqs), func(r sender.Result) { w.Observe(&r) })
+	env.Phase("measuring", owned, 0)
+	runStream(ctx, env, ahead(ctx, w.n, build), owned, func(r sender.Result) { w.Observe(&r) })
 	return nil
 }
 
@@ -108,4 +121,10 @@ func (w *RandomPrefill) PlanWarnings(_ context.Context, pc PlanCheck) []string {
 		return []string{msg}
 	}
 	return nil
+}
+
+// PlanStreams: every request at once, unless the cap or the rate holds
+// fewer in flight.
+func (w *RandomPrefill) PlanStreams(ls load.Settings) StreamPlan {
+	return measuredStreams(ls, w.p.owned(w.n), "--rp-num-requests", expectedLatency(w.length, 1))
 }

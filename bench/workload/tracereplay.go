@@ -70,7 +70,12 @@ type TraceReplay struct {
 	replayable     int     // lines to send (after skips)
 	skippedInvalid int
 	skippedTooLong int
-	traceSpan      time.Duration
+	// latencySum and owned0 give the mean expected latency of the lines
+	// this process sends, for the planned streams.
+	latencySum  time.Duration
+	owned0      int
+	traceSpan   time.Duration
+	meanLatency time.Duration // expectedLatency over the replayable lines
 
 	mu  sync.Mutex
 	agg traceAgg
@@ -160,6 +165,11 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 		}
 	}
 	w.replayable -= w.skippedTooLong
+	// The planned streams' estimate: the mean expected latency of the
+	// lines this process owns (too long ones included: an estimate).
+	if w.owned0 > 0 {
+		w.meanLatency = w.latencySum / time.Duration(w.owned0)
+	}
 	if err := w.choosePromptMode(ctx); err != nil {
 		return nil, err
 	}
@@ -252,6 +262,8 @@ func (w *TraceReplay) validate() ([]int32, error) {
 			continue
 		}
 		w.replayable++
+		w.owned0++
+		w.latencySum += expectedLatency(q.InputLength, maxTokens(q.OutputLength))
 		if sh.Count > 1 {
 			w.owned.add(q.Line)
 		}
@@ -823,4 +835,19 @@ func optInt(v *int) string {
 		return "n/a"
 	}
 	return fmt.Sprint(*v)
+}
+
+// PlanStreams: the trace's own arrivals (its lines over its span at
+// --tr-speedup) by Little's law, unless the load flags time the releases.
+func (w *TraceReplay) PlanStreams(ls load.Settings) StreamPlan {
+	if w.shaped {
+		return measuredStreams(ls, 0, "", w.meanLatency)
+	}
+	span := w.traceSpan.Seconds() / w.speedup
+	if w.replayable < 2 || !(span > 0) {
+		return StreamPlan{Streams: max(min(w.replayable, 1), 0)}
+	}
+	rate := float64(w.replayable) / span
+	n := min(littleStreams(rate, w.meanLatency, 1), w.replayable)
+	return StreamPlan{Streams: n, Flag: "--tr-speedup", Rate: rate, Latency: w.meanLatency}
 }
