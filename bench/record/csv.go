@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/internal/textclean"
 	"io"
 	"math"
 	"os"
@@ -161,9 +162,10 @@ func (c *csvStream) abandon() {
 }
 
 // appendCSVRow writes r's row. Text fields are what reading r's line back
-// gives: encoding/json turns each byte of invalid UTF-8 into U+FFFD, so
-// a row streamed from the live result and one read from its line are the
-// same bytes.
+// gives: encoding/json turns each byte of invalid UTF-8 into U+FFFD, and
+// the record's reader cleans terminal controls (textclean), so a row
+// streamed from the live result and one read from its line are the same
+// bytes, and neither carries a control sequence from the engine.
 func appendCSVRow(buf *bytes.Buffer, r *sender.Result) {
 	ttft := -1.0
 	if r.TTFT != nil {
@@ -183,7 +185,7 @@ func appendCSVRow(buf *bytes.Buffer, r *sender.Result) {
 	}
 	var num [32]byte
 	text := func(s string) {
-		writeCSVField(buf, jsonText(s))
+		writeCSVField(buf, textclean.Clean(jsonText(s)))
 		buf.WriteByte(',')
 	}
 	float := func(v float64) {
@@ -232,7 +234,7 @@ func appendCSVRow(buf *bytes.Buffer, r *sender.Result) {
 	}
 	buf.WriteByte(',')
 	if r.OutputSHA256 != nil {
-		writeCSVField(buf, jsonText(*r.OutputSHA256))
+		writeCSVField(buf, textclean.Clean(jsonText(*r.OutputSHA256)))
 	}
 	buf.WriteString("\r\n")
 }
