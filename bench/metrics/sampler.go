@@ -128,12 +128,25 @@ func (s *Sampler) loop(ctx context.Context) {
 
 // sample scrapes once (bounded by the timeout), records the result and
 // writes its line. It returns the known values, nil on failure.
-func (s *Sampler) sample(ctx context.Context, mark string) map[string]float64 {
-	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+//
+// A scrape that fails because sampling ended under it (Stop cancels the
+// loop's context while a periodic scrape is in flight, typically just
+// after the measured_end mark) says nothing about the engine: it is
+// dropped, neither counted nor written. The marks and the final sample
+// run on a context of their own and are never cut this way.
+func (s *Sampler) sample(parent context.Context, mark string) map[string]float64 {
+	ctx, cancel := context.WithTimeout(parent, s.o.Timeout)
 	t0 := time.Now()
 	all, err := ScrapeAuth(ctx, s.o.Client, s.o.URL, s.o.APIKey)
 	cancel()
 	t1 := time.Now()
+	if err != nil && parent.Err() != nil {
+		if s.o.Log != nil {
+			s.o.Log.Debug("metrics scrape cut by the end of sampling (not counted)", "url", Redact(s.o.URL),
+				"scrape_ms", float64(t1.Sub(t0).Microseconds())/1000)
+		}
+		return nil
+	}
 	line := Line{
 		Time:     float64(t1.UnixNano()) / 1e9,
 		Elapsed:  t1.Sub(s.start).Seconds(),

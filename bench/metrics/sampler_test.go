@@ -266,12 +266,22 @@ func TestSamplerHangingEndpoint(t *testing.T) {
 	if d := time.Since(t0); d > timeout+time.Second {
 		t.Errorf("MarkMeasuredStart took %v with a %v timeout", d, timeout)
 	}
-	l := sink.next(t)
-	for l.Mark != MarkMeasuredStart {
-		l = sink.next(t)
+	// Wait for the start mark's line and for a periodic one: a periodic
+	// scrape still hanging when Stop comes is cut by Stop and not counted,
+	// so at least one must have timed out on its own before.
+	var startLine, periodic *Line
+	for startLine == nil || periodic == nil {
+		l := sink.next(t)
+		if l.Mark == MarkMeasuredStart {
+			startLine = &l
+		} else if l.Mark == "" {
+			periodic = &l
+		}
 	}
-	if !strings.Contains(l.Error, "no answer within 100ms") {
-		t.Errorf("hung scrape line error = %q", l.Error)
+	for _, l := range []*Line{startLine, periodic} {
+		if !strings.Contains(l.Error, "no answer within 100ms") {
+			t.Errorf("hung scrape line (mark %q) error = %q", l.Mark, l.Error)
+		}
 	}
 
 	t0 = time.Now()
@@ -281,6 +291,59 @@ func TestSamplerHangingEndpoint(t *testing.T) {
 	}
 	if m.FailedScrapes != m.Scrapes || m.Scrapes < 3 || m.Exact {
 		t.Errorf("server_metrics = %+v", m)
+	}
+}
+
+// A periodic scrape still in flight when the run stops is cut by Stop
+// itself: that is no failure of the engine, so it is neither counted nor
+// written, and the figures stay exact.
+func TestStopCutsAScrapeInFlight(t *testing.T) {
+	var hang atomic.Bool
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hang.CompareAndSwap(true, false) {
+			arrived <- struct{}{}
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		io.WriteString(w, "vllm:prefix_cache_queries_total 50\nvllm:prefix_cache_hits_total 20\n")
+	}))
+	defer srv.Close()
+	defer close(release)
+	sink := newLineSink()
+	tick := make(chan time.Time)
+	// The timeout is far beyond the test, so only Stop can end the scrape
+	// that hangs.
+	s := Start(context.Background(), SamplerOptions{URL: srv.URL, Out: sink, tick: tick, Timeout: time.Hour})
+	sink.next(t)
+	s.MarkMeasuredStart()
+	sink.next(t)
+	hang.Store(true)
+	tick <- time.Now()
+	select {
+	case <-arrived: // the periodic scrape is in flight and will not answer
+	case <-time.After(10 * time.Second):
+		t.Fatal("the periodic scrape did not reach the endpoint within 10s")
+	}
+	s.MarkMeasuredEnd()
+	sink.next(t)
+	m := s.Stop()
+	if !m.Exact || m.Scrapes != 3 || m.FailedScrapes != 0 {
+		t.Errorf("exact %v, scrapes %d, failed %d; want true, 3, 0", m.Exact, m.Scrapes, m.FailedScrapes)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for _, l := range sink.lines {
+		if l.Error != "" {
+			t.Errorf("line %+v: the scrape cut by Stop was written as a failure", l)
+		}
+	}
+	if len(sink.lines) != 3 {
+		t.Errorf("%d lines, want 3 (first, measured_start, measured_end)", len(sink.lines))
 	}
 }
 

@@ -338,16 +338,31 @@ func TestIdleTimeout(t *testing.T) {
 }
 
 func TestKeepAlivesAreNotIdle(t *testing.T) {
-	// Keep-alive comments every 20ms keep a 100ms idle timer from firing;
-	// the request timeout ends the stream instead.
-	srv := stallServer(t, roleChunk, 20*time.Millisecond)
-	c := newClient(t, srv, Options{IdleTimeout: 100 * time.Millisecond, RequestTimeout: 400 * time.Millisecond})
+	// Keep-alive comments every 20ms keep a 1s idle timer from firing
+	// through a 3s stream that carries no event; the request timeout ends
+	// the stream instead. The idle timeout is fifty keep-alive periods: on
+	// a loaded machine the server process itself is descheduled for
+	// hundreds of milliseconds between two pings (220ms seen under -race),
+	// so a timeout of five periods fired although every ping was read. It
+	// is still a third of the stream, so a timer that only comments did not
+	// reset would fire long before the request timeout.
+	const (
+		keepAlive = 20 * time.Millisecond
+		idle      = time.Second
+		length    = 3 * time.Second
+	)
+	srv := stallServer(t, roleChunk, keepAlive)
+	c := newClient(t, srv, Options{IdleTimeout: idle, RequestTimeout: length})
 	start := time.Now()
 	r := c.Do(context.Background(), &Request{})
 	if errCode(r) != ErrTimeout {
-		t.Fatalf("%q %v", errCode(r), r.ErrorDetail)
+		detail := ""
+		if r.ErrorDetail != nil {
+			detail = *r.ErrorDetail
+		}
+		t.Fatalf("%q %q", errCode(r), detail)
 	}
-	if took := time.Since(start); took < 400*time.Millisecond || took > 5*time.Second {
+	if took := time.Since(start); took < length || took > length+30*time.Second {
 		t.Errorf("timeout after %v", took)
 	}
 }

@@ -241,6 +241,10 @@ func (d *Detail) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return d, copiedStatus(msg)
 		}
 		return d, nil
+	case tea.WindowSizeMsg:
+		// SetSize has resized the table; a taller view may reach past
+		// the page that is loaded, and nothing else would ask for it.
+		return d, d.req.ensurePage(d)
 	case tea.KeyMsg:
 		return d, d.handleKey(msg)
 	}

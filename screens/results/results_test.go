@@ -253,6 +253,34 @@ func TestDetailPagesLargeRun(t *testing.T) {
 	}
 }
 
+// A resize that shows rows outside the loaded page asks for them: at the
+// end of a large run, a taller window moves the top up past the page read
+// for the short one.
+func TestDetailResizeLoadsTheNewView(t *testing.T) {
+	dir := t.TempDir()
+	p := runstest.Write(t, dir, runstest.Spec{Started: t0, Requests: 5000, Summary: true})
+	d := results.NewDetail(newCommon(dir, 100, 30), p)
+	d.SetSize(100, 30)
+	m, _ := drive(t, d, d.Init())
+	m, _ = press(t, m, "3", "G")
+	if v := m.View(); !strings.Contains(v, "req-4999 ") {
+		t.Fatalf("end of a large run:\n%s", v)
+	}
+	// As the root does: every screen's SetSize, then the size message.
+	d.SetSize(100, 200)
+	m, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 200})
+	m, _ = drive(t, m, cmd)
+	v := m.View()
+	if !strings.Contains(v, "req-4999 ") || !strings.Contains(v, "req-4810 ") {
+		t.Errorf("taller window at the end of the run:\n%s", v)
+	}
+	for i, line := range strings.Split(v, "\n") {
+		if strings.TrimSpace(line) == "…" {
+			t.Fatalf("line %d is a row never loaded after the resize:\n%s", i, v)
+		}
+	}
+}
+
 // waitAll waits until the program has drawn every one of what (since
 // the last wait).
 func waitAll(t *testing.T, tm *teatest.TestModel, what ...string) {
