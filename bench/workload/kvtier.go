@@ -16,7 +16,10 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.KVTierPressure, newKVTierPressure) }
+func init() {
+	Register(config.KVTierPressure, newKVTierPressure)
+	RegisterWorkingSetter(config.KVTierPressure, (*KVTierPressure)(nil))
+}
 
 // KVTierVocabSize is the number of one-token words documents are drawn
 // from.
@@ -438,4 +441,23 @@ func (w *KVTierPressure) Outcome() Outcome {
 		o.Failed, o.Reasons = true, []string{w.stopped}
 	}
 	return o
+}
+
+// SizeWorkingSet: pool = size / context length (--ktp-pool-size); a
+// request of one document reuses the system prompt and its document, one
+// of several (in random order, no blending assumed) the system prompt.
+func (*KVTierPressure) SizeWorkingSet(c *config.Config, tokens float64, _ int) (WorkingSet, error) {
+	ctx := c.Int("ktp_context_length")
+	n, err := units(config.KVTierPressure, tokens, ctx, "document")
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	if err := c.Set("ktp_pool_size", n); err != nil {
+		return WorkingSet{}, err
+	}
+	reusable := c.Int("ktp_system_prompt_length")
+	if c.Int("ktp_docs_per_request") == 1 {
+		reusable += ctx
+	}
+	return WorkingSet{Tokens: n * ctx, Count: n, Unit: ctx, What: "documents", Reusable: max(reusable, 1)}, nil
 }

@@ -14,6 +14,7 @@ import (
 func init() {
 	Register(config.LongDocQA, newLongDocQA)
 	RegisterRebuildable(config.LongDocQA)
+	RegisterWorkingSetter(config.LongDocQA, (*LongDocQA)(nil))
 }
 
 var ldqaQuestions = [4]string{
@@ -310,4 +311,21 @@ func (w *LongDocQA) PlanWarnings(_ context.Context, pc PlanCheck) []string {
 		return []string{msg}
 	}
 	return nil
+}
+
+// SizeWorkingSet: documents = size / document length (--kv-cache-volume
+// set to match); a question reuses its document.
+func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
+	doc := c.Int("ldqa_document_length")
+	n, err := units(config.LongDocQA, tokens, doc, "document")
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	if tokensPerGB <= 0 {
+		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.LongDocQA)
+	}
+	if err := c.Set("kv_cache_volume", volumeFor(n, doc, tokensPerGB)); err != nil {
+		return WorkingSet{}, err
+	}
+	return WorkingSet{Tokens: n * doc, Count: n, Unit: doc, What: "documents", Reusable: doc}, nil
 }

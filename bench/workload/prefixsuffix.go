@@ -13,7 +13,10 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.PrefixSuffixTuner, newPrefixSuffixTuner) }
+func init() {
+	Register(config.PrefixSuffixTuner, newPrefixSuffixTuner)
+	RegisterWorkingSetter(config.PrefixSuffixTuner, (*PrefixSuffixTuner)(nil))
+}
 
 const (
 	// psfBreakerTokens is the random breaker's length.
@@ -276,4 +279,27 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// SizeWorkingSet: --psf-thrash = size / (1.05 x tokens per GB), so the
+// pool is size / context contexts; pass 2 reuses each one's prefix.
+func (*PrefixSuffixTuner) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
+	ctx := c.Int("psf_context_length")
+	prefix, _, err := PrefixSuffixSplit(ctx, c.Float("psf_prefix_ratio"))
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	n, err := units(config.PrefixSuffixTuner, tokens, ctx, "context")
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	if tokensPerGB <= 0 {
+		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.PrefixSuffixTuner)
+	}
+	thrash := (float64(n) + 0.5) * float64(ctx) / (psfOverflow * float64(tokensPerGB))
+	if err := c.Set("psf_thrash", thrash); err != nil {
+		return WorkingSet{}, err
+	}
+	n = PrefixSuffixPrefixes(thrash, tokensPerGB, ctx)
+	return WorkingSet{Tokens: n * ctx, Count: n, Unit: ctx, What: "contexts", Reusable: max(prefix, 1)}, nil
 }
