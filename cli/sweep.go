@@ -26,12 +26,12 @@ type SweepFlags struct {
 	WorkingSet string
 	// HitTarget is --hit-target; MaxCellsSet says --search-max-cells
 	// was given (a working-set search defaults to more cells).
-	HitTarget   float64
-	MaxCellsSet bool
-	Search      bool
-	GoodputTarget     float64
-	Precision         float64
-	MaxCells          int
+	HitTarget     float64
+	MaxCellsSet   bool
+	Search        bool
+	GoodputTarget float64
+	Precision     float64
+	MaxCells      int
 }
 
 // NewSweepCommand is `kvbench sweep`.
