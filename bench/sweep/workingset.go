@@ -228,7 +228,11 @@ func JudgeWorkingSet(c *Cell, target float64, recordErr string) {
 	}
 }
 
-// reusedBase is the reused TTFT p50 of the smallest cell that has one.
+// reusedBase is the reused TTFT p50 the fast tier is held to: the
+// smallest cell's, or a passing cell's that is lower (a working set that
+// fits is never served slower for being larger, so a lower figure is
+// the fast tier's own speed without the noise of the smallest cell's
+// few requests; docs/load.md).
 func reusedBase(cells []Cell) *float64 {
 	var best *Cell
 	for i := range cells {
@@ -243,7 +247,13 @@ func reusedBase(cells []Cell) *float64 {
 	if best == nil {
 		return nil
 	}
-	return best.ReusedTTFTP50ms
+	base := *best.ReusedTTFTP50ms
+	for _, c := range cells {
+		if c.WorkingSetCell != nil && c.ReusedTTFTP50ms != nil && c.Status == record.CellPass && *c.ReusedTTFTP50ms < base {
+			base = *c.ReusedTTFTP50ms
+		}
+	}
+	return &base
 }
 
 // fast reports whether a passing cell's reused requests are served at

@@ -256,6 +256,10 @@ func (w *PrefixSuffixTuner) expectation() *record.Expectation {
 	missed := w.hits
 	missed.yes, missed.no = w.hits.no, w.hits.yes
 	miss := "pass 2: " + missed.count("missed their prefix", counted) + interrupted(w.pass2.Requests, w.num)
+	if part := w.partialReuse(); part != "" {
+		hit += part
+		miss += part
+	}
 	lower := b.Lower || b.LowerTokens > 0
 	switch {
 	case !w.p.Warmup():
@@ -302,4 +306,23 @@ func (*PrefixSuffixTuner) SizeWorkingSet(c *config.Config, tokens float64, token
 	}
 	n = PrefixSuffixPrefixes(thrash, tokensPerGB, ctx)
 	return WorkingSet{Tokens: n * ctx, Count: n, Unit: ctx, What: "contexts", Reusable: max(prefix, 1)}, nil
+}
+
+// partialReuse explains pass-2 receipts that cached part of a prefix,
+// less than the half a hit needs ("" otherwise): under block-granular
+// eviction that frees a request's tail first, a pool over the tier by a
+// few blocks (LMCache's 5%) loses the tail of every prefix and keeps its
+// head, so every request reuses a part (docs/workloads.md).
+func (w *PrefixSuffixTuner) partialReuse() string {
+	t := w.pass2
+	if t.valid == 0 || t.CachedTokens == 0 || w.prefix <= 0 {
+		return ""
+	}
+	cached, prompt := t.CachedTokens/t.valid, t.PromptTokens/t.valid
+	if 2*cached >= w.prefix {
+		return ""
+	}
+	return fmt.Sprintf("; each pass-2 request cached %s of its %s prompt tokens on average (%.0f%% of its %s-token prefix): "+
+		"block-granular eviction, freeing a request's tail first, keeps the head of every prefix when the pool overflows the tier by a few blocks, "+
+		"so pass 2 reuses part of each prefix rather than all or none", group(cached), group(prompt), 100*float64(cached)/float64(w.prefix), group(w.prefix))
 }
