@@ -24,14 +24,15 @@ type SweepFlags struct {
 	Rate, Concurrency string
 	// WorkingSet is --sweep-working-set's LIST (tokens; k, M, GB).
 	WorkingSet string
-	// HitTarget is --hit-target; MaxCellsSet says --search-max-cells
-	// was given (a working-set search defaults to more cells).
-	HitTarget     float64
-	MaxCellsSet   bool
-	Search        bool
-	GoodputTarget float64
-	Precision     float64
-	MaxCells      int
+	// HitTarget is --hit-target; MaxCellsSet and PrecisionSet say
+	// --search-max-cells and --search-precision were given (a
+	// working-set search has defaults of its own).
+	HitTarget                 float64
+	MaxCellsSet, PrecisionSet bool
+	Search                    bool
+	GoodputTarget             float64
+	Precision                 float64
+	MaxCells                  int
 }
 
 // NewSweepCommand is `kvbench sweep`.
@@ -82,7 +83,7 @@ declares (docs/cliff.md).`,
 	fs.StringVar(&sf.Concurrency, "sweep-concurrency", "", "concurrency caps of the cells (closed loop): `LIST`")
 	fs.BoolVar(&sf.Search, "search", false, "search for the highest value meeting --goodput-target under --slo")
 	fs.Float64Var(&sf.GoodputTarget, "goodput-target", 0.9, "good fraction a cell must reach to pass")
-	fs.Float64Var(&sf.Precision, "search-precision", 0.05, "stop bisecting when pass and fail are this close (relative)")
+	fs.Float64Var(&sf.Precision, "search-precision", 0.05, "stop bisecting when pass and fail are this close (relative; a working-set search: 0.02)")
 	fs.IntVar(&sf.MaxCells, "search-max-cells", 12, "most cells a search runs (a working-set search: 24)")
 	fs.StringVar(&sf.WorkingSet, "sweep-working-set", "", "working-set sizes of the cells in tokens: `LIST` (20000,40000 or 10k:1M:x2; 2GB = 2 x tokens per GB)")
 	fs.Float64Var(&sf.HitTarget, "hit-target", sweep.DefaultHitTarget, "a working-set cell passes when its hit ratio is at least this share of its ideal")
@@ -106,6 +107,9 @@ func SweepOptions(cfg *config.Config, sf SweepFlags) (sweep.Options, error) {
 		o.Dimension = sweep.WorkingSet
 		if !sf.MaxCellsSet {
 			o.MaxCells = sweep.DefaultWorkingSetCells
+		}
+		if !sf.PrecisionSet {
+			o.Precision = sweep.DefaultWorkingSetPrecision
 		}
 		if o.HitTarget == 0 {
 			o.HitTarget = sweep.DefaultHitTarget
@@ -141,6 +145,7 @@ func SweepOptions(cfg *config.Config, sf SweepFlags) (sweep.Options, error) {
 
 func runSweep(cmd *cobra.Command, configFile string, sf SweepFlags) error {
 	sf.MaxCellsSet = cmd.Flags().Changed("search-max-cells")
+	sf.PrecisionSet = cmd.Flags().Changed("search-precision")
 	cfg, err := config.Resolve(cmd.Flags(), config.Layers{JSON: configFile})
 	if err != nil {
 		return &UsageError{Err: err}

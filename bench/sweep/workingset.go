@@ -22,11 +22,16 @@ const WorkingSet = "working_set"
 // hit ratio is at least DefaultHitTarget of its ideal; the fast tier
 // ends where reused TTFT p50 reaches FastTierFactor times the smallest
 // cell's; a search runs at most DefaultWorkingSetCells cells (the
-// capacity search, then the fast tier's bisection).
+// capacity search, then the fast tier's bisection) and bisects to
+// DefaultWorkingSetPrecision.
 const (
 	DefaultHitTarget       = 0.9
 	FastTierFactor         = 2.0
 	DefaultWorkingSetCells = 24
+	// DefaultWorkingSetPrecision: the bounds of a working-set search
+	// close to 2% (a unit's real size is a little over its nominal one,
+	// so the true edge sits near the failing bound).
+	DefaultWorkingSetPrecision = 0.02
 )
 
 // cellDimension is the dimension's word in cell folder names.
@@ -382,7 +387,7 @@ func writeWorkingSetTable(w io.Writer, f *File) error {
 	for _, c := range f.Cells {
 		ws, gb, units, ideal, reused := Format(c.Value), "n/a", "n/a", "n/a", "n/a"
 		if x := c.WorkingSetCell; x != nil {
-			ws, gb, units, ideal, reused = Format(x.WorkingSetTokens), num(x.WorkingSetGB), fmt.Sprintf("%d %s", x.Units, x.Unit), pct(x.IdealHitRatio), num(x.ReusedTTFTP50ms)
+			ws, gb, units, ideal, reused = Format(x.WorkingSetTokens), num(x.WorkingSetGB), fmt.Sprintf("%d %s", x.Units, unitWord(x.Units, x.Unit)), pct(x.IdealHitRatio), num(x.ReusedTTFTP50ms)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ws, gb, units,
 			c.TotalRequests-c.FailedRequests, c.FailedRequests, pct(c.HitRatio), ideal, reused, num(c.P50TTFTms), num(c.P99TTFTms), c.Verdict(nil))
@@ -433,8 +438,12 @@ func WorkingSetLines(f *File) []string {
 	if d != nil {
 		dTotal, dGPU = d.TotalTokens, d.GPUTokens
 	}
+	capText := tokGB(r.CapacityTokens, r.CapacityGB)
+	if r.CapacityTokens != nil && !failedAbove(f.Cells, *r.CapacityTokens) {
+		capText = "at least " + capText + " (no larger cell failed)"
+	}
 	lines := []string{
-		fmt.Sprintf("capacity (hit ratio >= %.0f%% of ideal, %s): %s   declared: %s", target*100, how, tokGB(r.CapacityTokens, r.CapacityGB), declTok(dTotal, d)),
+		fmt.Sprintf("capacity (hit ratio >= %.0f%% of ideal, %s): %s   declared: %s", target*100, how, capText, declTok(dTotal, d)),
 		fmt.Sprintf("fast tier (reused TTFT p50 under %gx the smallest cell's): %s   declared GPU: %s", FastTierFactor, tokGB(r.FastTierTokens, r.FastTierGB), declTok(dGPU, d)),
 	}
 	if d != nil {
@@ -467,4 +476,22 @@ func optTok(t *float64) string {
 		return "n/a"
 	}
 	return Format(math.Round(*t))
+}
+
+// failedAbove reports whether a cell larger than t failed.
+func failedAbove(cells []Cell, t float64) bool {
+	for _, c := range cells {
+		if c.WorkingSetCell != nil && c.WorkingSetTokens > t && c.Status == record.CellFail {
+			return true
+		}
+	}
+	return false
+}
+
+// unitWord is "document" for one of "documents".
+func unitWord(n int, unit string) string {
+	if n == 1 {
+		return strings.TrimSuffix(unit, "s")
+	}
+	return unit
 }
