@@ -67,9 +67,9 @@ func TestSweepWorkingSetList(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, so, se)
 	}
 	var f struct {
-		Sweep struct{ Dimension string } `json:"sweep"`
-		Cells []map[string]any           `json:"cells"`
-		Result map[string]any            `json:"result"`
+		Sweep  struct{ Dimension string } `json:"sweep"`
+		Cells  []map[string]any           `json:"cells"`
+		Result map[string]any             `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(so), &f); err != nil {
 		t.Fatalf("%v\n%s", err, so)

@@ -397,7 +397,7 @@ func writeWorkingSetTable(w io.Writer, f *File) error {
 	}
 	for _, c := range f.Cells {
 		if st := c.Verdict(nil); len(c.Reasons) > 0 && st != record.CellPass && st != record.CellDone {
-			fmt.Fprintf(w, "working set %s %s: %s\n", Format(c.Value), st, strings.Join(c.Reasons, "; "))
+			fmt.Fprintf(w, "working set %s %s: %s\n", Format(wsTokens(c)), st, strings.Join(c.Reasons, "; "))
 		}
 	}
 	if f.Sweep.Interrupted {
@@ -494,4 +494,13 @@ func unitWord(n int, unit string) string {
 		return strings.TrimSuffix(unit, "s")
 	}
 	return unit
+}
+
+// wsTokens is the working set a cell sent (the size asked when it has
+// no working-set figures).
+func wsTokens(c Cell) float64 {
+	if c.WorkingSetCell != nil {
+		return c.WorkingSetTokens
+	}
+	return c.Value
 }

@@ -15,27 +15,27 @@ import (
 	"github.com/kvbench/kvbench/sim/simtest"
 )
 
-// A simulator with small tiers: GPU 8,000 tokens, CPU 24,000, CPU hits
+// A simulator with small tiers: GPU 20,000 tokens, CPU 60,000, CPU hits
 // loaded back slower than a GPU hit is served.
 func smallTiers(c *sim.Config) {
 	c.TokensPerGB = 10000
-	c.GPUKVGB, c.CPUKVGB = 0.8, 2.4
-	c.BaseLatency, c.Speed = time.Millisecond, 1
-	c.PrefillTPS, c.CPULoadTPS, c.DecodeTPS = 400000, 20000, 10000
+	c.GPUKVGB, c.CPUKVGB = 2, 6
+	c.BaseLatency, c.Speed = 10*time.Millisecond, 1
+	c.PrefillTPS, c.CPULoadTPS, c.DecodeTPS = 1000000, 50000, 10000
 }
 
 func ldqaConfig(t *testing.T, url string) *config.Config {
 	return baseConfig(t, url, map[string]any{"workload": config.LongDocQA, "tokens_per_gb_kvcache": 10000,
-		"ldqa_document_length": 400, "ldqa_max_output_length": 1})
+		"ldqa_document_length": 1000, "ldqa_max_output_length": 1, "ldqa_query_per_document": 1, "ldqa_shuffle_policy": "tile"})
 }
 
 // The working-set search on the simulator finds the capacity of both
-// tiers (32,000 tokens) within 5% or one document and the GPU tier
-// (8,000) within 10%, and records the tiers the simulator declares.
+// tiers (80,000 tokens) within 5% or one document and the GPU tier
+// (20,000) within 10%, and records the tiers the simulator declares.
 func TestWorkingSetSearchFindsTiers(t *testing.T) {
 	url := simtest.Start(t, smallTiers)
 	f, dir, code, err := Run(context.Background(), Options{Config: ldqaConfig(t, url), Dimension: WorkingSet,
-		Values: []float64{1000}, Search: true, HitTarget: DefaultHitTarget, Precision: 0.05, MaxCells: DefaultWorkingSetCells})
+		Values: []float64{2500}, Search: true, HitTarget: DefaultHitTarget, Precision: 0.05, MaxCells: DefaultWorkingSetCells})
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
@@ -46,24 +46,24 @@ func TestWorkingSetSearchFindsTiers(t *testing.T) {
 	for _, c := range f.Cells {
 		t.Logf("cell %v: %d docs %s hit %v ideal %v reused p50 %v", c.Value, c.Units, c.Status, ptrStr(c.HitRatio), ptrStr(c.IdealHitRatio), ptrStr(c.ReusedTTFTP50ms))
 	}
-	if r.CapacityTokens == nil || math.Abs(*r.CapacityTokens-32000) > math.Max(0.05*32000, 400) {
-		t.Errorf("capacity %v tokens, want 32000 within 5%% or one document", ptrStr(r.CapacityTokens))
+	if r.CapacityTokens == nil || math.Abs(*r.CapacityTokens-80000) > math.Max(0.05*80000, 1000) {
+		t.Errorf("capacity %v tokens, want 80000 within 5%% or one document", ptrStr(r.CapacityTokens))
 	}
-	if r.FastTierTokens == nil || math.Abs(*r.FastTierTokens-8000) > 0.1*8000 {
-		t.Errorf("fast tier %v tokens, want 8000 within 10%%", ptrStr(r.FastTierTokens))
+	if r.FastTierTokens == nil || math.Abs(*r.FastTierTokens-20000) > 0.1*20000 {
+		t.Errorf("fast tier %v tokens, want 20000 within 10%%", ptrStr(r.FastTierTokens))
 	}
 	if r.CapacityGB == nil || math.Abs(*r.CapacityGB-*r.CapacityTokens/10000) > 1e-9 {
 		t.Errorf("capacity %v GB", ptrStr(r.CapacityGB))
 	}
 	d := r.Declared
-	if d == nil || d.GPUTokens == nil || *d.GPUTokens != 8000 || d.CPUTokens == nil || *d.CPUTokens != 24000 || d.TotalTokens == nil || *d.TotalTokens != 32000 {
+	if d == nil || d.GPUTokens == nil || *d.GPUTokens != 20000 || d.CPUTokens == nil || *d.CPUTokens != 60000 || d.TotalTokens == nil || *d.TotalTokens != 80000 {
 		t.Errorf("declared %+v", d)
 	}
 	for _, c := range f.Cells {
 		if c.WorkingSetCell == nil || c.IdealHitRatio == nil || c.HitRatio == nil {
 			t.Fatalf("cell %v lacks its working-set figures: %+v", c.Value, c)
 		}
-		if c.Unit != "documents" || c.WorkingSetTokens != float64(c.Units*400) {
+		if c.Unit != "documents" || c.WorkingSetTokens != float64(c.Units*1000) {
 			t.Errorf("cell %v: %d %s, %v tokens", c.Value, c.Units, c.Unit, c.WorkingSetTokens)
 		}
 		if pass := c.Status == record.CellPass; pass != (*c.HitRatio >= 0.9**c.IdealHitRatio) {
@@ -88,7 +88,7 @@ func TestWorkingSetSearchFindsTiers(t *testing.T) {
 	if err := WriteTable(&tb, back); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(tb.String(), "capacity") || !strings.Contains(tb.String(), "declared: 32000 tokens") {
+	if !strings.Contains(tb.String(), "capacity") || !strings.Contains(tb.String(), "declared: 80000 tokens") {
 		t.Errorf("table:\n%s", tb.String())
 	}
 }
