@@ -130,6 +130,11 @@ func (m *Model) sweepOptions() (bsweep.Options, error) {
 		GoodputTarget: target, Precision: 0.05, MaxCells: cells}
 	if isWorkingSet(a.kind) {
 		o.GoodputTarget, o.HitTarget, o.Precision = 0, target, bsweep.DefaultWorkingSetPrecision
+		if strings.TrimSpace(a.maxCells) == newSweepAnswers("").maxCells {
+			// The form's default, as the command line's: a working-set
+			// search bisects twice (capacity, then the fast tier).
+			o.MaxCells = bsweep.DefaultWorkingSetCells
+		}
 	}
 	return o, o.Validate()
 }
