@@ -844,6 +844,7 @@ func summarise(cfg *config.Config, engineURL, dir string, blocks stats.Blocks, o
 		ByCacheState:  &blocks.ByCacheState,
 		Serving:       &blocks.Serving,
 		Errors:        &blocks.Errors,
+		Series:        blocks.Series,
 	}
 	sum.Tool.Name = "kvbench"
 	sum.Tool.Version = Version

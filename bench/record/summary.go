@@ -72,9 +72,12 @@ type Summary struct {
 	Errors       *map[string]int     `json:"errors,omitempty"`
 	// Load and Goodput are spec/load.md's blocks; Load is nil only in
 	// summaries written before it existed, Goodput without an SLO.
-	Load     *load.Block   `json:"load"`
-	Goodput  *load.Goodput `json:"goodput"`
-	Workload any           `json:"workload"`
+	// Series is the measured phase second by second, with its hit ratio
+	// (spec/load.md; nil in summaries written before it).
+	Series   []stats.SecondPoint `json:"series,omitempty"`
+	Load     *load.Block         `json:"load"`
+	Goodput  *load.Goodput       `json:"goodput"`
+	Workload any                 `json:"workload"`
 	// CacheReset names the endpoint that dropped the engine's prefix
 	// cache before the run (--reset-cache), null when none was asked.
 	CacheReset    *string `json:"cache_reset"`

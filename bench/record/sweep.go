@@ -17,6 +17,9 @@ type SweepInfo struct {
 	Search        bool        `json:"search"`
 	GoodputTarget *float64    `json:"goodput_target"`
 	SLO           *load.SLOms `json:"slo"`
+	// HitTarget is a working-set sweep's pass mark (--hit-target: a
+	// cell's hit ratio over its ideal); absent in other sweeps.
+	HitTarget *float64 `json:"hit_target,omitempty"`
 }
 
 // A sweep cell's status: what it established (spec/load.md "kvbench
@@ -68,6 +71,9 @@ type SweepCell struct {
 	Status              string   `json:"status"`
 	Reasons             []string `json:"reasons"`
 
+	// The working-set figures, in a working-set sweep's cells only.
+	*WorkingSetCell
+
 	// ExitCode is the cell run's exit code (not in the files).
 	ExitCode int `json:"-"`
 }
@@ -100,6 +106,52 @@ type SweepResult struct {
 	MaxValue          *float64      `json:"max_value"`
 	GoodFractionAtMax *float64      `json:"good_fraction_at_max"`
 	UndeliveredAbove  []Undelivered `json:"undelivered_above"`
+
+	// What a working-set sweep found, in its result only.
+	*WorkingSetResult
+}
+
+// WorkingSetCell are a working-set sweep cell's own keys (spec/load.md,
+// "Working-set sweeps"): the distinct prompt it kept hot, the hit ratio
+// a cache that never evicts would give its revisits, and its reused
+// requests' TTFT p50 (hit_ratio is the cell's own key).
+type WorkingSetCell struct {
+	WorkingSetTokens float64  `json:"working_set_tokens"`
+	WorkingSetGB     *float64 `json:"working_set_gb"`
+	IdealHitRatio    *float64 `json:"ideal_hit_ratio"`
+	ReusedTTFTP50ms  *float64 `json:"reused_ttft_p50_ms"`
+	// Units is how many documents, sessions or contexts the cell sent
+	// (UnitTokens each, named by Unit).
+	Units      int    `json:"units"`
+	UnitTokens int    `json:"unit_tokens"`
+	Unit       string `json:"unit"`
+}
+
+// WorkingSetResult is a working-set sweep's result: the largest working
+// set whose hit ratio met the target (every tier that reports hits
+// together), the largest whose reused TTFT p50 stayed under twice the
+// smallest cell's (the fast tier), and what the engine says it holds.
+type WorkingSetResult struct {
+	CapacityTokens *float64  `json:"capacity_tokens"`
+	CapacityGB     *float64  `json:"capacity_gb"`
+	FastTierTokens *float64  `json:"fast_tier_tokens"`
+	FastTierGB     *float64  `json:"fast_tier_gb"`
+	Declared       *Declared `json:"declared"`
+}
+
+// Declared is what the engine says its cache holds, in tokens: the
+// simulator's tiers (its /status), vLLM's vllm:cache_config_info
+// (num_gpu_blocks x block_size), an LMCache server's /status (its first
+// tier). Source names where it was read; a tier nobody reported is null.
+type Declared struct {
+	Source    string   `json:"source"`
+	GPUTokens *float64 `json:"gpu_tokens"`
+	CPUTokens *float64 `json:"cpu_tokens"`
+	// TotalTokens is GPU + CPU when both are known, else the one known.
+	TotalTokens *float64 `json:"total_tokens"`
+	GPUGB       *float64 `json:"gpu_gb"`
+	CPUGB       *float64 `json:"cpu_gb"`
+	TotalGB     *float64 `json:"total_gb"`
 }
 
 // Undelivered is a value whose load was not delivered, with the first
@@ -129,10 +181,16 @@ func (f *SweepSummary) CleanVerdicts() {
 		for j, r := range c.Reasons {
 			c.Reasons[j] = textclean.Line(r)
 		}
+		if c.WorkingSetCell != nil {
+			c.Unit = textclean.Line(c.Unit)
+		}
 	}
 	if f.Result != nil {
 		for i, u := range f.Result.UndeliveredAbove {
 			f.Result.UndeliveredAbove[i].Reason = textclean.Line(u.Reason)
+		}
+		if w := f.Result.WorkingSetResult; w != nil && w.Declared != nil {
+			w.Declared.Source = textclean.Line(w.Declared.Source)
 		}
 	}
 }

@@ -113,4 +113,7 @@ type Blocks struct {
 	Serving      Serving        `json:"-"`
 	Errors       map[string]int `json:"-"`
 	Speedup      Speedup        `json:"-"`
+	// Series is the measured phase second by second, with the hit ratio
+	// of each (the summary's `series`).
+	Series []SecondPoint `json:"-"`
 }

@@ -85,8 +85,9 @@ type Collector struct {
 	lags                       []float64
 	maxLag                     float64
 	series                     series
-	fig                        figures   // by cache state and serving
-	percentiles                []float64 // --percentiles
+	hits                       []hitEntry // every measured result, for the summary's series
+	fig                        figures    // by cache state and serving
+	percentiles                []float64  // --percentiles
 }
 
 // SetPercentiles sets the percentiles of the serving figures and of the
@@ -141,6 +142,7 @@ func (c *Collector) Add(r *sender.Result) {
 		}
 	}
 	c.addCache(r)
+	c.hits = append(c.hits, hitEntryOf(r, submit, finish))
 
 	e := entry{ttftMs: float32(math.NaN()), failed: !r.Successful}
 	if !r.Successful {
@@ -380,6 +382,7 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	defer c.mu.Unlock()
 
 	var b Blocks
+	b.Series = secondSeries(c.hits)
 	el := c.elapsed()
 	// Sorted in place: no figure depends on the order of samples.
 	c.fig.sortAll()

@@ -20,6 +20,7 @@ import (
 	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/workload"
 	"github.com/kvbench/kvbench/config"
 )
 
@@ -36,7 +37,7 @@ const (
 type Options struct {
 	// Config is the cells' run config (flags as for `kvbench run`).
 	Config    *config.Config
-	Dimension string    // Rate or Concurrency
+	Dimension string    // Rate, Concurrency or WorkingSet
 	Values    []float64 // the list; a search starts at its first value
 	Search    bool
 	// GoodputTarget is the good fraction a cell must reach to pass;
@@ -44,6 +45,9 @@ type Options struct {
 	// within it of each other (relative); MaxCells bounds a search.
 	GoodputTarget, Precision float64
 	MaxCells                 int
+	// HitTarget is a working-set cell's pass mark: its hit ratio at
+	// least HitTarget x its ideal hit ratio.
+	HitTarget float64
 	// Now is the clock of the folder name and times; nil is time.Now.
 	Now func() time.Time
 	// Started is called once the sweep folder exists; Cell after each
@@ -70,8 +74,10 @@ type (
 func (o *Options) Validate() error {
 	switch o.Dimension {
 	case Rate, Concurrency:
+	case WorkingSet:
+		return o.validateWorkingSet()
 	default:
-		return fmt.Errorf("give --sweep-rate LIST or --sweep-concurrency LIST")
+		return fmt.Errorf("give --sweep-rate LIST, --sweep-concurrency LIST or --sweep-working-set LIST")
 	}
 	if len(o.Values) == 0 {
 		return fmt.Errorf("--sweep-%s: empty list", o.Dimension)
@@ -139,6 +145,10 @@ func Run(ctx context.Context, o Options) (*File, string, int, error) {
 		ms := slo.Millis()
 		f.Sweep.SLO = &ms
 	}
+	if o.Dimension == WorkingSet {
+		h := o.HitTarget
+		f.Sweep.HitTarget = &h
+	}
 	f.Cells = []Cell{}
 	s := &sweeper{o: o, f: f, now: now, slo: slo}
 	code, err := s.run(ctx)
@@ -162,6 +172,12 @@ type sweeper struct {
 	// lock marks the sweep folder as in progress (record.LockFile) from
 	// its creation to the last write of sweep.json.
 	lock *record.Lock
+	// tpg is the tokens per GB the first cell resolved; declared what
+	// the engine says its cache holds (working-set sweeps).
+	tpg      int
+	declared *record.Declared
+	// ws is what the current working-set cell sends.
+	ws workload.WorkingSet
 }
 
 func (s *sweeper) run(ctx context.Context) (int, error) {
@@ -217,6 +233,9 @@ func (s *sweeper) run(ctx context.Context) (int, error) {
 // plan yields the value of cell i: the list in order, or the search's
 // next step from the cells so far.
 func (s *sweeper) plan() func(i int) (float64, bool) {
+	if s.o.Search && s.o.Dimension == WorkingSet {
+		return s.workingSetPlan()
+	}
 	if !s.o.Search {
 		return func(i int) (float64, bool) {
 			if i >= len(s.o.Values) {
@@ -303,6 +322,9 @@ func (s *sweeper) undelivered(v float64) bool {
 }
 
 func (s *sweeper) result() *Result {
+	if s.o.Dimension == WorkingSet {
+		return s.workingSetResult()
+	}
 	if s.slo == nil {
 		return nil
 	}
@@ -349,7 +371,9 @@ func ResultOf(cells []Cell, target float64) *Result {
 func (s *sweeper) cellConfig(i int, v float64) (*config.Config, error) {
 	c := s.o.Config.Clone()
 	var err error
-	if s.o.Dimension == Rate {
+	if s.o.Dimension == WorkingSet {
+		c, s.ws, err = s.size(v)
+	} else if s.o.Dimension == Rate {
 		err = c.SetString("request_rate", Format(v))
 		if err == nil && c.Workload() == config.MultiRoundChat {
 			err = c.Set("mrc_qps", v)
@@ -381,6 +405,10 @@ func (s *sweeper) cell(ctx context.Context, i int, v float64) (Cell, error) {
 			return Cell{}, err
 		}
 		perr := p.PreflightErr
+		if perr == nil && s.o.Dimension == WorkingSet {
+			s.tpg = p.TokensPerGB
+			s.declared = p.DeclaredCache(ctx)
+		}
 		p.Close()
 		if perr != nil {
 			return Cell{}, perr
@@ -397,7 +425,7 @@ func (s *sweeper) cell(ctx context.Context, i int, v float64) (Cell, error) {
 	if err != nil {
 		return Cell{}, err
 	}
-	p.RunFolder = fmt.Sprintf("%02d-%s-%s", i+1, s.o.Dimension, Format(v))
+	p.RunFolder = fmt.Sprintf("%02d-%s-%s", i+1, cellDimension(s.o.Dimension), Format(v))
 	r, err := bench.New(ctx, p)
 	if err != nil {
 		p.Close()
@@ -419,6 +447,11 @@ func (s *sweeper) cell(ctx context.Context, i int, v float64) (Cell, error) {
 	fin := run(ctx, r)
 	cell := cellOf(v, r.ID(), fin, r.MeanTPOTms())
 	cell.TTFTP50FirstThirdms, cell.TTFTP50LastThirdms = r.TTFTThirds()
+	if s.o.Dimension == WorkingSet {
+		s.workingSetFigures(&cell, s.ws, fin)
+		JudgeWorkingSet(&cell, s.o.HitTarget, fin.RecordError)
+		return cell, nil
+	}
 	s.judge(&cell, fin.RecordError)
 	return cell, nil
 }
@@ -636,7 +669,15 @@ var CSVHeader = []string{"value", "run_id", "target_rate", "achieved_rate", "mea
 func CSV(cells []Cell) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	w.Write(CSVHeader)
+	ws := false
+	for _, c := range cells {
+		ws = ws || c.WorkingSetCell != nil
+	}
+	if ws {
+		w.Write(append(append([]string{}, CSVHeader...), WorkingSetCSVHeader...))
+	} else {
+		w.Write(CSVHeader)
+	}
 	f := func(p *float64) string {
 		if p == nil {
 			return ""
@@ -649,10 +690,14 @@ func CSV(cells []Cell) []byte {
 			delivered = strconv.FormatBool(*c.Delivered)
 		}
 		out := c.OutputThroughput
-		w.Write([]string{Format(c.Value), c.RunID, f(c.TargetRate), f(c.AchievedRate), f(c.MeanConcurrency), delivered,
+		row := []string{Format(c.Value), c.RunID, f(c.TargetRate), f(c.AchievedRate), f(c.MeanConcurrency), delivered,
 			strconv.Itoa(c.TotalRequests), strconv.Itoa(c.FailedRequests), f(c.P50TTFTms), f(c.P99TTFTms), f(c.MeanTPOTms),
 			f(&out), f(c.HitRatio), f(c.GoodFraction), f(c.GoodputRPS),
-			f(c.CompletionRate), f(c.TTFTP50FirstThirdms), f(c.TTFTP50LastThirdms), c.Status, strings.Join(c.Reasons, "; ")})
+			f(c.CompletionRate), f(c.TTFTP50FirstThirdms), f(c.TTFTP50LastThirdms), c.Status, strings.Join(c.Reasons, "; ")}
+		if ws {
+			row = append(row, workingSetRow(c, f)...)
+		}
+		w.Write(row)
 	}
 	w.Flush()
 	return b.Bytes()

@@ -12,6 +12,9 @@ import (
 // WriteTable prints the cells as a plain table, why each cell that did
 // not pass did not, then what the sweep established.
 func WriteTable(w io.Writer, f *File) error {
+	if f.Sweep.Dimension == WorkingSet {
+		return writeWorkingSetTable(w, f)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	dim := strings.ToUpper(f.Sweep.Dimension)
 	fmt.Fprintf(tw, "%s\tTARGET REQ/S\tACHIEVED REQ/S\tMEAN CONC\tOK/FAIL\tP50 TTFT MS\tP99 TTFT MS\tMEAN TPOT MS\tOUT TOK/S\tHIT %%\tGOOD %%\tGOODPUT REQ/S\tDELIVERED\tSTATUS\t\n", dim)

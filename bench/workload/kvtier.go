@@ -17,7 +17,10 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.KVTierPressure, newKVTierPressure) }
+func init() {
+	Register(config.KVTierPressure, newKVTierPressure)
+	RegisterWorkingSetter(config.KVTierPressure, (*KVTierPressure)(nil))
+}
 
 // KVTierVocabSize is the number of one-token words documents are drawn
 // from.
@@ -449,4 +452,23 @@ func (w *KVTierPressure) PlanStreams(ls load.Settings) StreamPlan {
 		p = p.atLeast(min(w.inflight, w.warmGroups), "--ktp-num-inflight-requests")
 	}
 	return p
+}
+
+// SizeWorkingSet: pool = size / context length (--ktp-pool-size); a
+// request of one document reuses the system prompt and its document, one
+// of several (in random order, no blending assumed) the system prompt.
+func (*KVTierPressure) SizeWorkingSet(c *config.Config, tokens float64, _ int) (WorkingSet, error) {
+	ctx := c.Int("ktp_context_length")
+	n, err := units(config.KVTierPressure, tokens, ctx, "document")
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	if err := c.Set("ktp_pool_size", n); err != nil {
+		return WorkingSet{}, err
+	}
+	reusable := c.Int("ktp_system_prompt_length")
+	if c.Int("ktp_docs_per_request") == 1 {
+		reusable += ctx
+	}
+	return WorkingSet{Tokens: n * ctx, Count: n, Unit: ctx, What: "documents", Reusable: max(reusable, 1)}, nil
 }

@@ -15,6 +15,7 @@ import (
 func init() {
 	Register(config.LongDocQA, newLongDocQA)
 	RegisterRebuildable(config.LongDocQA)
+	RegisterWorkingSetter(config.LongDocQA, (*LongDocQA)(nil))
 }
 
 var ldqaQuestions = [4]string{
@@ -300,4 +301,21 @@ func (w *LongDocQA) PlanWarnings(_ context.Context, pc PlanCheck) []string {
 // PlanStreams: the in-flight setting (the warmup goes one at a time).
 func (w *LongDocQA) PlanStreams(ls load.Settings) StreamPlan {
 	return measuredStreams(ls, min(w.inflight, len(w.schedule)), "--ldqa-num-inflight-requests", expectedLatency(w.docLen+64, w.maxOut))
+}
+
+// SizeWorkingSet: documents = size / document length (--kv-cache-volume
+// set to match); a question reuses its document.
+func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
+	doc := c.Int("ldqa_document_length")
+	n, err := units(config.LongDocQA, tokens, doc, "document")
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	if tokensPerGB <= 0 {
+		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.LongDocQA)
+	}
+	if err := c.Set("kv_cache_volume", volumeFor(n, doc, tokensPerGB)); err != nil {
+		return WorkingSet{}, err
+	}
+	return WorkingSet{Tokens: n * doc, Count: n, Unit: doc, What: "documents", Reusable: doc}, nil
 }

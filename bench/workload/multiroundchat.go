@@ -15,6 +15,7 @@ import (
 )
 
 func init() {
+	RegisterWorkingSetter(config.MultiRoundChat, (*MultiRoundChat)(nil))
 	Register(config.MultiRoundChat, newMultiRoundChat)
 	RegisterRebuildable(config.MultiRoundChat)
 }
@@ -516,4 +517,24 @@ func (w *MultiRoundChat) PlanStreams(ls load.Settings) StreamPlan {
 		p.Flag = "--mrc-qps"
 	}
 	return p
+}
+
+// SizeWorkingSet: sessions = size / (shared prompt + history)
+// (--kv-cache-volume set to match); a round reuses its session's system
+// prompt and history, and what earlier rounds added to it: only its own
+// question is fresh.
+func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
+	per := c.Int("mrc_shared_prompt_length") + c.Int("mrc_chat_history_length")
+	n, err := units(config.MultiRoundChat, tokens, per, "session")
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	if tokensPerGB <= 0 {
+		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.MultiRoundChat)
+	}
+	if err := c.Set("kv_cache_volume", volumeFor(n, per, tokensPerGB)); err != nil {
+		return WorkingSet{}, err
+	}
+	fresh := c.Int("mrc_user_input_length") + templatePerMessage + templatePerRequest
+	return WorkingSet{Tokens: n * per, Count: n, Unit: per, What: "sessions", Fresh: fresh}, nil
 }

@@ -13,7 +13,10 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.PrefixSuffixTuner, newPrefixSuffixTuner) }
+func init() {
+	Register(config.PrefixSuffixTuner, newPrefixSuffixTuner)
+	RegisterWorkingSetter(config.PrefixSuffixTuner, (*PrefixSuffixTuner)(nil))
+}
 
 const (
 	// psfBreakerTokens is the random breaker's length.
@@ -253,6 +256,10 @@ func (w *PrefixSuffixTuner) expectation() *record.Expectation {
 	missed := w.hits
 	missed.yes, missed.no = w.hits.no, w.hits.yes
 	miss := "pass 2: " + missed.count("missed their prefix", counted) + interrupted(w.pass2.Requests, w.num)
+	if part := w.partialReuse(); part != "" {
+		hit += part
+		miss += part
+	}
 	lower := b.Lower || b.LowerTokens > 0
 	switch {
 	case !w.p.Warmup():
@@ -276,4 +283,46 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// SizeWorkingSet: --psf-thrash = size / (1.05 x tokens per GB), so the
+// pool is size / context contexts; pass 2 reuses each one's prefix.
+func (*PrefixSuffixTuner) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
+	ctx := c.Int("psf_context_length")
+	prefix, _, err := PrefixSuffixSplit(ctx, c.Float("psf_prefix_ratio"))
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	n, err := units(config.PrefixSuffixTuner, tokens, ctx, "context")
+	if err != nil {
+		return WorkingSet{}, err
+	}
+	if tokensPerGB <= 0 {
+		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.PrefixSuffixTuner)
+	}
+	thrash := (float64(n) + 0.5) * float64(ctx) / (psfOverflow * float64(tokensPerGB))
+	if err := c.Set("psf_thrash", thrash); err != nil {
+		return WorkingSet{}, err
+	}
+	n = PrefixSuffixPrefixes(thrash, tokensPerGB, ctx)
+	return WorkingSet{Tokens: n * ctx, Count: n, Unit: ctx, What: "contexts", Reusable: max(prefix, 1)}, nil
+}
+
+// partialReuse explains pass-2 receipts that cached part of a prefix,
+// less than the half a hit needs ("" otherwise): under block-granular
+// eviction that frees a request's tail first, a pool over the tier by a
+// few blocks (LMCache's 5%) loses the tail of every prefix and keeps its
+// head, so every request reuses a part (docs/workloads.md).
+func (w *PrefixSuffixTuner) partialReuse() string {
+	t := w.pass2
+	if t.valid == 0 || t.CachedTokens == 0 || w.prefix <= 0 {
+		return ""
+	}
+	cached, prompt := t.CachedTokens/t.valid, t.PromptTokens/t.valid
+	if 2*cached >= w.prefix {
+		return ""
+	}
+	return fmt.Sprintf("; each pass-2 request cached %s of its %s prompt tokens on average (%.0f%% of its %s-token prefix): "+
+		"block-granular eviction, freeing a request's tail first, keeps the head of every prefix when the pool overflows the tier by a few blocks, "+
+		"so pass 2 reuses part of each prefix rather than all or none", group(cached), group(prompt), 100*float64(cached)/float64(w.prefix), group(w.prefix))
 }

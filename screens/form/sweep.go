@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/huh"
 
+	"github.com/kvbench/kvbench/bench"
 	"github.com/kvbench/kvbench/bench/load"
 	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/screens/common"
@@ -25,9 +26,11 @@ const (
 	sweepConcList   = "concurrency list"
 	sweepRateSearch = "capacity search: rate"
 	sweepConcSearch = "capacity search: concurrency"
+	sweepWSList     = "working-set list"
+	sweepWSSearch   = "cliff search: working set"
 )
 
-var sweepKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepConcSearch}
+var sweepKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepConcSearch, sweepWSList, sweepWSSearch}
 
 // sweepAnswers are the sweep settings typed in the form; they are kept
 // when the sweep is refused, so the form reopens with them.
@@ -39,18 +42,53 @@ func newSweepAnswers(slo string) sweepAnswers {
 	return sweepAnswers{kind: sweepRateList, list: "1,2,4,8", slo: slo, target: "0.9", maxCells: "12"}
 }
 
-func isSearch(kind string) bool { return kind == sweepRateSearch || kind == sweepConcSearch }
+func isSearch(kind string) bool {
+	return kind == sweepRateSearch || kind == sweepConcSearch || kind == sweepWSSearch
+}
+
+// isWorkingSet reports a working-set kind (spec/load.md, "Working-set
+// sweeps"): its list is of sizes, its target a hit ratio, no SLO needed.
+func isWorkingSet(kind string) bool { return kind == sweepWSList || kind == sweepWSSearch }
 
 func dimensionOf(kind string) string {
-	if kind == sweepConcList || kind == sweepConcSearch {
+	switch kind {
+	case sweepConcList, sweepConcSearch:
 		return bsweep.Concurrency
+	case sweepWSList, sweepWSSearch:
+		return bsweep.WorkingSet
 	}
 	return bsweep.Rate
 }
 
-// listFlagOf is the flag the list stands for (--sweep-rate or
-// --sweep-concurrency), as the errors name it.
-func listFlagOf(kind string) string { return "sweep-" + dimensionOf(kind) }
+// listFlagOf is the flag the list stands for (--sweep-rate,
+// --sweep-concurrency or --sweep-working-set), as the errors name it.
+func listFlagOf(kind string) string {
+	if isWorkingSet(kind) {
+		return "sweep-working-set"
+	}
+	return "sweep-" + dimensionOf(kind)
+}
+
+// parseList reads the list field for a kind (sizes in tokens for a
+// working-set kind, at tokensPerGB for a GB suffix).
+func parseList(kind, s string, tokensPerGB int) ([]float64, error) {
+	if isWorkingSet(kind) {
+		return bsweep.ParseSizes(listFlagOf(kind), s, tokensPerGB)
+	}
+	return bsweep.ParseList(listFlagOf(kind), s)
+}
+
+// tokensPerGB is the run's, the built-in engine's when it has none.
+func (m *Model) tokensPerGB() int {
+	if m.cfg == nil {
+		return 0
+	}
+	t := m.cfg.Int("tokens_per_gb_kvcache")
+	if t == 0 && m.cfg.String("engine_url") == "builtin" {
+		t = bench.BuiltinTokensPerGB()
+	}
+	return t
+}
 
 func (a *sweepAnswers) search() bool      { return isSearch(a.kind) }
 func (a *sweepAnswers) dimension() string { return dimensionOf(a.kind) }
@@ -76,13 +114,13 @@ func (m *Model) sweepOptions() (bsweep.Options, error) {
 	if err := cfg.SetString("slo", strings.TrimSpace(a.slo)); err != nil {
 		return o, err
 	}
-	values, err := bsweep.ParseList(a.listFlag(), a.list)
+	values, err := parseList(a.kind, a.list, m.tokensPerGB())
 	if err != nil {
 		return o, err
 	}
 	target, err := strconv.ParseFloat(strings.TrimSpace(a.target), 64)
 	if err != nil {
-		return o, fmt.Errorf("--goodput-target %q is not a number", a.target)
+		return o, fmt.Errorf("--%s %q is not a number", targetFlag(a.kind), a.target)
 	}
 	cells, err := strconv.Atoi(strings.TrimSpace(a.maxCells))
 	if err != nil {
@@ -90,6 +128,14 @@ func (m *Model) sweepOptions() (bsweep.Options, error) {
 	}
 	o = bsweep.Options{Config: cfg, Dimension: a.dimension(), Values: values, Search: a.search(),
 		GoodputTarget: target, Precision: 0.05, MaxCells: cells}
+	if isWorkingSet(a.kind) {
+		o.GoodputTarget, o.HitTarget, o.Precision = 0, target, bsweep.DefaultWorkingSetPrecision
+		if strings.TrimSpace(a.maxCells) == newSweepAnswers("").maxCells {
+			// The form's default, as the command line's: a working-set
+			// search bisects twice (capacity, then the fast tier).
+			o.MaxCells = bsweep.DefaultWorkingSetCells
+		}
+	}
 	return o, o.Validate()
 }
 
@@ -99,25 +145,25 @@ func (m *Model) openSweep() tea.Cmd {
 	a := &m.sweep
 	m.sweepKind.Store(a.kind)
 	list := huh.NewInput().Key("sweep_list").Title(sweepListTitle(a.kind)).
-		Description("1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear); each value is one cell, an ordinary run").
+		Description("1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear); working sets in tokens: 10k:1M:x2, 2GB; each value is one cell, an ordinary run").
 		Value(&a.list).Validate(func(s string) error {
-		_, err := bsweep.ParseList(listFlagOf(m.kindNow()), s)
+		_, err := parseList(m.kindNow(), s, m.tokensPerGB())
 		return err
 	})
 	slo := huh.NewInput().Key("slo").Title("--slo").Description(sweepSLODescription(a.kind)).
 		Value(&a.slo).Validate(func(s string) error {
 		_, err := load.ParseSLO(s)
-		if err == nil && isSearch(m.kindNow()) && strings.TrimSpace(s) == "" {
+		if err == nil && isSearch(m.kindNow()) && !isWorkingSet(m.kindNow()) && strings.TrimSpace(s) == "" {
 			err = fmt.Errorf("--search needs --slo (e.g. ttft=500ms)")
 		}
 		return err
 	})
-	target := huh.NewInput().Key("goodput_target").Title("--goodput-target").
-		Description("good fraction a cell must reach to pass · in (0, 1] · default 0.9").
+	target := huh.NewInput().Key("goodput_target").Title("--goodput-target / --hit-target").
+		Description("good fraction a cell must reach to pass (a working set: its hit ratio's share of the ideal) · in (0, 1] · default 0.9").
 		Value(&a.target).Validate(func(s string) error {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || !(v > 0 && v <= 1) {
-			return fmt.Errorf("--goodput-target must be in (0, 1]")
+			return fmt.Errorf("--%s must be in (0, 1]", targetFlag(m.kindNow()))
 		}
 		return nil
 	})
@@ -139,7 +185,7 @@ func (m *Model) openSweep() tea.Cmd {
 	m.sweepList, m.sweepSLO, m.sweepShown = list, slo, a.kind
 	m.sub = huh.NewForm(
 		huh.NewGroup(kind, list, slo),
-		huh.NewGroup(target, cells).WithHideFunc(func() bool { return !isSearch(m.kindNow()) }),
+		huh.NewGroup(target, cells).WithHideFunc(func() bool { return !isSearch(m.kindNow()) && !isWorkingSet(m.kindNow()) }),
 	).WithTheme(m.c.Styles.Huh()).WithKeyMap(km).WithShowHelp(false).WithShowErrors(false)
 	m.sizeForm()
 	return m.sub.Init()
@@ -153,7 +199,18 @@ func sweepListTitle(kind string) string {
 	return "--" + listFlagOf(kind)
 }
 
+// targetFlag is the flag the target field stands for.
+func targetFlag(kind string) string {
+	if isWorkingSet(kind) {
+		return "hit-target"
+	}
+	return "goodput-target"
+}
+
 func sweepSLODescription(kind string) string {
+	if isWorkingSet(kind) {
+		return "optional: each cell's good fraction under it; a working-set cell passes on its hit ratio"
+	}
 	if isSearch(kind) {
 		return "needed by a search: a cell passes when its good fraction under it reaches the target · e.g. ttft=500ms,tpot=50ms"
 	}

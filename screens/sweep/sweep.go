@@ -234,6 +234,9 @@ func (m *Model) View() string {
 	plan := fmt.Sprintf("%s over %s %s", m.info.Workload, m.info.Dimension, listText(m.info.Values))
 	if m.info.Search && len(m.info.Values) > 0 {
 		plan = fmt.Sprintf("capacity search over %s of %s from %s", m.info.Dimension, m.info.Workload, bsweep.Format(m.info.Values[0]))
+		if m.workingSet() {
+			plan = fmt.Sprintf("working-set search (cache capacity, fast tier) of %s from %s tokens", m.info.Workload, bsweep.Format(m.info.Values[0]))
+		}
 		if m.info.MaxCells > 0 {
 			plan += fmt.Sprintf(" (at most %d cells)", m.info.MaxCells)
 		}
@@ -314,6 +317,9 @@ func listText(v []float64) string {
 // xOf is a cell's x: its achieved rate (rate sweeps) or mean
 // concurrency, else its value.
 func (m *Model) xOf(c bsweep.Cell) float64 {
+	if m.workingSet() {
+		return wsX(c)
+	}
 	if m.info.Dimension == bsweep.Rate && c.AchievedRate != nil {
 		return *c.AchievedRate
 	}
@@ -400,7 +406,9 @@ func (m *Model) capacity() (c bsweep.Cell, final, ok bool) {
 func (m *Model) resultWords() string {
 	dim := m.info.Dimension
 	var parts []string
-	if r := m.result; r != nil {
+	if r := m.result; r != nil && m.workingSet() {
+		parts = append(parts, m.wsResultWords())
+	} else if r != nil {
 		var und []string
 		for _, u := range r.UndeliveredAbove {
 			und = append(und, bsweep.Format(u.Value))
@@ -509,6 +517,9 @@ func pick(w int, variants ...[]part) string {
 // mark; the TTFT limit and the goodput target as dashed levels, the
 // capacity found as a dashed mark, named in a legend line under them.
 func (m *Model) charts(h int) string {
+	if m.workingSet() {
+		return m.workingSetCharts(h)
+	}
 	st := m.c.Styles
 	if len(m.cells) == 0 {
 		return lipgloss.NewStyle().Width(m.w).Height(h).Render("the curve draws as cells finish")
@@ -629,12 +640,18 @@ func (m *Model) table(rows int) string {
 }
 
 func (m *Model) tableHead() string {
+	if m.workingSet() {
+		return wsTableHead()
+	}
 	return fmt.Sprintf("%8s %10s %10s %10s %7s %13s", strings.ToUpper(m.info.Dimension), "ACHIEVED", "P50 TTFT", "P99 TTFT", "GOOD %", "STATUS")
 }
 
 // cellRow is a cell's row; its status says whether it passed, failed,
 // was not sustained, not delivered or cut.
 func (m *Model) cellRow(c bsweep.Cell) string {
+	if m.workingSet() {
+		return wsCellRow(c)
+	}
 	return fmt.Sprintf("%8s %10s %10s %10s %7s %13s", bsweep.Format(c.Value), num(c.AchievedRate), num(c.P50TTFTms), num(c.P99TTFTms), pct(c.GoodFraction), c.Verdict(m.target()))
 }
 

@@ -1,0 +1,109 @@
+package stats
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kvbench/kvbench/bench/sender"
+)
+
+// SecondPoint is one whole second of a run's measured phase in the
+// summary's `series` (spec/load.md: the hit ratio per second, so a
+// working-set cell shows when eviction starts): the measured requests
+// that finished in it.
+type SecondPoint struct {
+	// Second counts from the first measured submit (0 is the first).
+	Second   int `json:"second"`
+	Requests int `json:"requests"`
+	Failed   int `json:"failed"`
+	// PromptTokens and CachedTokens total the requests with valid
+	// counts; HitRatio is their quotient, null when there were none.
+	PromptTokens int      `json:"prompt_tokens"`
+	CachedTokens int      `json:"cached_tokens"`
+	HitRatio     *float64 `json:"hit_ratio"`
+	// TTFTP50ms (linear) of the successful requests with a first token,
+	// null when there were none.
+	TTFTP50ms *float64 `json:"ttft_p50_ms"`
+}
+
+// maxSeriesSeconds bounds the summary's series (a day of seconds); a
+// longer run keeps its first day.
+const maxSeriesSeconds = 86400
+
+// hitEntry is what the whole-run series keeps of a measured result.
+type hitEntry struct {
+	submit, finish time.Time
+	prompt, cached int32 // -1: no valid counts
+	ttftMs         float32
+	failed         bool
+}
+
+// hitEntryOf is r's entry.
+func hitEntryOf(r *sender.Result, submit, finish time.Time) hitEntry {
+	e := hitEntry{submit: submit, finish: finish, prompt: -1, cached: -1, ttftMs: float32(math.NaN()), failed: !r.Successful}
+	if p, k := r.PromptTokens, r.CachedTokens; p != nil && k != nil && validCount(*p) && validCount(*k) && *k <= *p {
+		e.prompt, e.cached = int32(min(*p, math.MaxInt32)), int32(min(*k, math.MaxInt32))
+	}
+	if r.Successful && r.TTFT != nil {
+		e.ttftMs = float32(finite(*r.TTFT * 1000))
+	}
+	return e
+}
+
+// secondSeries buckets entries by the whole second of their finish
+// since the first submit among them; seconds without a finish are
+// points with no requests.
+func secondSeries(es []hitEntry) []SecondPoint {
+	if len(es) == 0 {
+		return []SecondPoint{}
+	}
+	first := es[0].submit
+	last := 0
+	for _, e := range es {
+		if e.submit.Before(first) {
+			first = e.submit
+		}
+	}
+	sec := func(e hitEntry) int {
+		d := e.finish.Sub(first)
+		if d < 0 {
+			return 0
+		}
+		return min(int(d/time.Second), maxSeriesSeconds-1)
+	}
+	for _, e := range es {
+		last = max(last, sec(e))
+	}
+	pts := make([]SecondPoint, last+1)
+	ttfts := make([][]float64, last+1)
+	for i := range pts {
+		pts[i].Second = i
+	}
+	for _, e := range es {
+		p := &pts[sec(e)]
+		p.Requests++
+		if e.failed {
+			p.Failed++
+		}
+		if e.prompt >= 0 {
+			p.PromptTokens = addCount(p.PromptTokens, int(e.prompt))
+			p.CachedTokens = addCount(p.CachedTokens, int(e.cached))
+		}
+		if !math.IsNaN(float64(e.ttftMs)) {
+			ttfts[p.Second] = append(ttfts[p.Second], widen(e.ttftMs))
+		}
+	}
+	for i := range pts {
+		if pts[i].PromptTokens > 0 {
+			h := float64(pts[i].CachedTokens) / float64(pts[i].PromptTokens)
+			pts[i].HitRatio = &h
+		}
+		if t := ttfts[i]; len(t) > 0 {
+			sort.Float64s(t)
+			v := Linear(t, 50)
+			pts[i].TTFTP50ms = &v
+		}
+	}
+	return pts
+}
