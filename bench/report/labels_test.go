@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -134,6 +135,38 @@ func TestShownLabelsAreTheTextSummarys(t *testing.T) {
 			if r.Label == "Client CPU" && r.Value != NA {
 				t.Errorf("incomplete run's client CPU: %q", r.Value)
 			}
+		}
+	}
+}
+
+func TestKeyFigures(t *testing.T) {
+	for key, want := range map[string]string{
+		"first_question.requests":            "First question: requests",
+		"observed.hit_ratio":                 "Observed: hit ratio (%)",
+		"warmup.mean_ttft_ms":                "Warmup: mean TTFT (ms)",
+		"num_documents":                      "Number of documents",
+		"observed_first_round_prompt_tokens": "Observed first round prompt tokens",
+		"kv_cache_volume_gb":                 "KV cache volume (GB)",
+	} {
+		if got := KeyFigure(key, false).TextLabel(); got != want {
+			t.Errorf("%s: %q, want %q", key, got, want)
+		}
+	}
+	w := json.RawMessage(`{"document_length":2000,"expectation":{"verdict":"met"},"first_question":{"requests":5,"hit_ratio":0.9857,"mean_ttft_ms":9.131,"cold":null},"tokens_per_word":2.5813,"ok":true,"levels":[1,4,8]}`)
+	got := ShownPairs(w, "expectation")
+	want := []Row{{"Document length", "2,000"}, {"First question: requests", "5"}, {"First question: hit ratio", "98.6%"},
+		{"First question: mean TTFT", "9.13 ms"}, {"First question: cold", "n/a"}, {"Tokens per word", "2.581"}, {"Ok", "yes"}, {"Levels", "1, 4, 8"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ShownPairs:\n got %q\nwant %q", got, want)
+	}
+	cfg := map[string]any{"ldqa_document_length": 2000, "seed": 42, "export_csv": true, "psf_prefix_ratio": 0.8}
+	rows := map[string]string{}
+	for _, r := range ConfigShown(cfg) {
+		rows[r.Label] = r.Value
+	}
+	for label, v := range map[string]string{"--ldqa-document-length": "2000", "--seed": "42", "Export CSV": "yes", "--psf-prefix-ratio": "0.8"} {
+		if rows[label] != v {
+			t.Errorf("config %s = %q, want %q (%v)", label, rows[label], v, rows)
 		}
 	}
 }
