@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/config"
+	"github.com/kvbench/kvbench/internal/secret"
 )
 
 // The blocks whose keys the table of labels cannot know (a workload's
@@ -172,13 +173,13 @@ func shownValue(key string, raw json.RawMessage, figOf func(key string, isInt bo
 	case bool:
 		return Row{Label: figOf(key, false).Label, Value: yesNo(t)}
 	case string:
-		return Row{Label: figOf(key, false).Label, Value: t}
+		return Row{Label: figOf(key, false).Label, Value: cleanURL(t)}
 	case []any:
 		parts := make([]string, len(t))
 		for i, e := range t {
 			b, _ := json.Marshal(e)
 			if s, ok := e.(string); ok {
-				parts[i] = s
+				parts[i] = cleanURL(s)
 			} else {
 				parts[i] = string(b)
 			}
@@ -186,6 +187,20 @@ func shownValue(key string, raw json.RawMessage, figOf func(key string, isInt bo
 		return Row{Label: figOf(key, false).Label, Value: strings.Join(parts, ", ")}
 	}
 	return Row{Label: figOf(key, false).Label, Value: string(raw)}
+}
+
+// cleanURL is text that holds a URL without its credentials, query or
+// fragment (a record written before credentials were split off, a key
+// in a query string); other text as it is.
+func cleanURL(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	s = secret.Strip(s)
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i]
+	}
+	return s
 }
 
 // roundFigure writes v with four significant digits, at least one

@@ -206,7 +206,7 @@ func standard(s *record.Summary, complete bool) []block {
 		tpgItem = textItem(fig("config.tokens_per_gb_kvcache").Label, NA)
 	}
 	cfg = append(cfg,
-		textItem("Engine URL", orNA(configString(s.Config, "engine_url"))),
+		textItem("Engine URL", orNA(configString(s.Config, "engine_url"))).shownAs(orNA(cleanURL(configString(s.Config, "engine_url")))),
 		figItem("config.kv_cache_volume_gb", configFig(s.Config, "kv_cache_volume_gb")),
 		tpgItem,
 		textItem("Seed", configInt(s.Config, "seed")),

@@ -60,9 +60,12 @@ type page struct {
 // it), light and dark through prefers-color-scheme.
 func (r *Report) HTML(w io.Writer) error {
 	pg := &page{}
+	var doc *runDoc
 	switch {
 	case len(r.Sweeps) > 0:
 		r.sweepPage(pg)
+	case len(r.Runs) == 1:
+		doc = r.singlePage(pg)
 	default:
 		r.runPage(pg)
 	}
@@ -88,6 +91,9 @@ func (r *Report) HTML(w io.Writer) error {
 			return err
 		}
 		pg.Figures = append(pg.Figures, figure{Name: name, Title: c.title, SVG: template.HTML(b), Notes: c.notes})
+	}
+	if doc != nil {
+		return runTmpl.Execute(w, doc)
 	}
 	return pageTmpl.Execute(w, pg)
 }
