@@ -705,18 +705,20 @@ func (d *Detail) chartsView() string {
 		// The warmup's dots stay on the chart.
 		yMax = max(yMax, float64(x.WarmupTTFTs[len(x.WarmupTTFTs)-1])*1.05)
 	}
-	avail := max(h-4, 4)
+	// The titles wrap on a narrow screen; the charts share what is left.
+	w := max(d.width, 1)
+	head := common.WrapStyled(lipgloss.NewStyle(), s.PanelTitle.Render("TTFT (ms) over the run")+"  "+legend(s, counts, show, warm, d.req.filter == runs.All), w, 2)
+	// The summary's percentiles (linear), written as its figures are.
+	pct := func(p float64) string { return report.Figure{Unit: "ms"}.ShowNumber(linear(ttfts, p)) }
+	caption := common.WrapStyled(lipgloss.NewStyle(), s.PanelTitle.Render("TTFT distribution")+s.Muted.Render(fmt.Sprintf(", %s: p50 %s · p90 %s · p99 %s ms",
+		measuredWords(len(ttfts)), pct(50), pct(90), pct(99))), w, 2)
+	avail := max(h-2-lipgloss.Height(head)-lipgloss.Height(caption), 4)
 	hs := max(avail*55/100, 3)
 	hh := max(avail-hs, 3)
-	top := lipgloss.JoinVertical(lipgloss.Left,
-		s.PanelTitle.Render("TTFT (ms) over the run")+"  "+legend(s, counts, show, warm, d.req.filter == runs.All),
+	top := lipgloss.JoinVertical(lipgloss.Left, head,
 		scatter(x.Points, show, d.req.filter == runs.All, x.Span, yMax, d.width, hs, s),
 	)
 	hi := nearest(ttfts, 99.5)
-	// The summary's percentiles (linear), written as its figures are.
-	pct := func(p float64) string { return report.Figure{Unit: "ms"}.ShowNumber(linear(ttfts, p)) }
-	caption := s.PanelTitle.Render("TTFT distribution") + s.Muted.Render(fmt.Sprintf(", %s: p50 %s · p90 %s · p99 %s ms",
-		measuredWords(len(ttfts)), pct(50), pct(90), pct(99)))
 	var bottom string
 	if len(ttfts) == 0 {
 		bottom = caption + "\n" + s.Muted.Render("no successful measured request with a first token")
