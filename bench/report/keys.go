@@ -157,7 +157,11 @@ func shownValue(key string, raw json.RawMessage, figOf func(key string, isInt bo
 		isInt := err == nil && !strings.ContainsAny(n.String(), ".eE") && math.Abs(x) < 1<<53
 		f := figOf(key, isInt)
 		if err != nil || literal {
-			return Row{Label: f.Label, Value: n.String()}
+			v := n.String()
+			if f.Unit != "" && err == nil {
+				v += " " + f.Unit
+			}
+			return Row{Label: f.Label, Value: v}
 		}
 		if f.Kind == KindCount && !isInt {
 			f.Kind = KindReal

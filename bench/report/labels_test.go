@@ -159,12 +159,12 @@ func TestKeyFigures(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ShownPairs:\n got %q\nwant %q", got, want)
 	}
-	cfg := map[string]any{"engine_url": "http://u:s3cret@gpu:8000/v1?token=abc", "ldqa_document_length": 2000, "seed": 42, "export_csv": true, "psf_prefix_ratio": 0.8}
+	cfg := map[string]any{"engine_url": "http://u:s3cret@gpu:8000/v1?token=abc", "ldqa_document_length": 2000, "seed": 42, "export_csv": true, "psf_prefix_ratio": 0.8, "kv_cache_volume_gb": 1}
 	rows := map[string]string{}
 	for _, r := range ConfigShown(cfg) {
 		rows[r.Label] = r.Value
 	}
-	for label, v := range map[string]string{"--engine-url": "http://gpu:8000/v1", "--ldqa-document-length": "2000", "--seed": "42", "Export CSV": "yes", "--psf-prefix-ratio": "0.8"} {
+	for label, v := range map[string]string{"--engine-url": "http://gpu:8000/v1", "--ldqa-document-length": "2000", "--seed": "42", "Export CSV": "yes", "--psf-prefix-ratio": "0.8", "KV cache volume": "1 GB"} {
 		if rows[label] != v {
 			t.Errorf("config %s = %q, want %q (%v)", label, rows[label], v, rows)
 		}

@@ -225,9 +225,10 @@ const docCSS = `
 .doc-sub{color:var(--muted);margin:2px 0 14px}
 .lede{font-size:17px;font-weight:600;margin:10px 0 14px;padding:10px 14px;border-left:4px solid var(--fg);background:var(--zebra)}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(165px,1fr));gap:12px;margin:8px 0 6px}
+@media (max-width:960px){.cards{grid-template-columns:repeat(2,1fr)}}
 .card{border:1px solid var(--rule);border-radius:6px;padding:10px 14px}
 .card .k{color:var(--muted);font-size:12.5px;text-transform:uppercase;letter-spacing:.05em}
-.card .v{font-size:clamp(16px,1.8vw,24px);font-weight:700;line-height:1.25;margin:2px 0;font-variant-numeric:tabular-nums}
+.card .v{font-size:clamp(18px,1.8vw,24px);font-weight:700;line-height:1.25;margin:2px 0;font-variant-numeric:tabular-nums}
 .card .v span{white-space:nowrap}
 .card .s{color:var(--muted);font-size:12.5px}
 .card.met{border-color:var(--better)}.card.met .v{color:var(--better)}
@@ -238,15 +239,17 @@ const docCSS = `
 .trust p.clean{border-left:4px solid var(--better);padding:6px 12px;margin:6px 0}
 .facts table{width:100%}.facts td{padding:2px 10px}
 .sections{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:4px 28px;align-items:start}
-.sections table{width:100%}.sections h3{margin-top:14px}
-.sections td.label{white-space:nowrap}.sections td.text{text-align:left}
+.sections section{min-width:0}.sections h3{margin-top:14px}
+.sections table{width:100%;table-layout:fixed}
+.sections td.label{width:55%}.sections td.num{text-align:right}
+.sections td.text{text-align:right;overflow-wrap:anywhere}
 .sections td.note{color:var(--muted);font-size:12.5px}
 `
 
-// valueClass right-aligns a figure and lets text (a reason, a URL)
-// wrap.
+// valueClass keeps a figure on one line and lets longer text (a
+// reason, a URL, a run id) wrap.
 func valueClass(v string) string {
-	if len(v) > 28 || strings.Count(v, " ") > 3 {
+	if len(v) > 20 || strings.Count(v, " ") > 3 {
 		return "text"
 	}
 	return "num"

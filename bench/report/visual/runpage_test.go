@@ -224,7 +224,7 @@ const headerLayout = `JSON.stringify({
   trustBottom: (document.getElementById("trust") || {getBoundingClientRect: () => ({bottom: 1e9})}).getBoundingClientRect().bottom,
   chartsTop: document.getElementById("charts").getBoundingClientRect().top,
   pageWide: document.documentElement.scrollWidth > window.innerWidth + 1,
-  overflowing: [...document.querySelectorAll(".card .v, .card .k, .sections td")].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent),
+  overflowing: [...document.querySelectorAll(".card .v, .card .k, .sections td, .sections section")].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 80)),
 })`
 
 // TestDocumentLayoutInABrowser: at 1400 and at 800 pixels the answer
