@@ -241,7 +241,7 @@ const docCSS = `
 .sections{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:4px 28px;align-items:start}
 .sections section{min-width:0}.sections h3{margin-top:14px}
 .sections table{width:100%;table-layout:fixed}
-.sections td.label{width:55%}.sections td.num{text-align:right}
+.sections td.label{width:55%}.sections td.sub{padding-left:26px}.sections td.num{text-align:right}
 .sections td.text{text-align:right;overflow-wrap:anywhere}
 .sections td.note{color:var(--muted);font-size:12.5px}
 `
@@ -254,6 +254,10 @@ func valueClass(v string) string {
 	}
 	return "num"
 }
+
+// sub reports whether a row belongs to the one above it (the text
+// summary indents it: a state's figures, an unverified reason).
+func sub(label string) bool { return strings.HasPrefix(label, "  ") }
 
 // chartTitle is a chart's title, for the list of charts not drawn.
 func chartTitle(name string) string {
@@ -268,7 +272,7 @@ var chartTitles = map[string]string{
 	ChartITLHist: "Inter-token latency", ChartHitTime: "Prefix-cache hit rate over the run", ChartTraceCached: "Trace replay: expected vs observed cached tokens",
 }
 
-var runTmpl = template.Must(template.Must(pageTmpl.Clone()).New("run").Funcs(template.FuncMap{"valueClass": valueClass, "chartTitle": chartTitle}).Parse(`<!DOCTYPE html>
+var runTmpl = template.Must(template.Must(pageTmpl.Clone()).New("run").Funcs(template.FuncMap{"valueClass": valueClass, "chartTitle": chartTitle, "sub": sub}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -310,7 +314,7 @@ var runTmpl = template.Must(template.Must(pageTmpl.Clone()).New("run").Funcs(tem
 {{end}}{{if .Summary}}<h2 id="summary">Summary</h2>
 <div class="sections">
 {{range .Summary}}<section><h3>{{.Title}}</h3>
-<table><tbody>{{range .Rows}}<tr>{{if .Label}}<td class="label">{{.Label}}</td><td class="{{valueClass .Value}}">{{.Value}}</td>{{else}}<td class="note" colspan="2">{{.Value}}</td>{{end}}</tr>
+<table><tbody>{{range .Rows}}<tr>{{if .Label}}<td class="label{{if sub .Label}} sub{{end}}">{{.Label}}</td><td class="{{valueClass .Value}}">{{.Value}}</td>{{else}}<td class="note" colspan="2">{{.Value}}</td>{{end}}</tr>
 {{end}}</tbody></table></section>
 {{end}}</div>
 {{end}}{{if .Raw}}<details id="summary-of-{{.ID}}"><summary>The summary as written ({{.RawSource}}, its keys as they are)</summary>
