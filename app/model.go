@@ -156,7 +156,18 @@ func (m *model) intercepts(k tea.KeyMsg) bool {
 	return ok && ic.InterceptsKey(k)
 }
 
+// Update handles msg, then gives the screens the room a status line of
+// another height leaves them.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	before := m.statusHeight()
+	next, cmd := m.update(msg)
+	if m.statusHeight() != before && m.width > 0 {
+		m.resize()
+	}
+	return next, cmd
+}
+
+func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	// Message types only: a key's text or a result's content may be
 	// anything the user typed.
 	m.common.Logger.Debug("message", "type", fmt.Sprintf("%T", msg))
@@ -339,17 +350,31 @@ func (m *model) header() string {
 	return ansi.Truncate(" "+title, max(m.width, 0), "…")
 }
 
+// statusLine is the status message wrapped to the terminal's width: a
+// message is read whole (an error names the flag or the URL at its
+// end), on at most a quarter of the screen.
 func (m *model) statusLine() string {
 	s := m.common.Styles
-	if m.status == "" {
+	if m.status == "" || m.width < 2 {
 		return ""
 	}
 	st := s.StatusBar
 	if m.statusErr {
 		st = s.StatusError
 	}
-	return ansi.Truncate(" "+st.Render(m.status), max(m.width, 0), "…")
+	lines := common.Wrap(m.status, m.width-1)
+	if room := max(m.height/4, 1); len(lines) > room {
+		lines = lines[:room]
+		lines[room-1] = ansi.Truncate(lines[room-1], m.width-2, "") + "…"
+	}
+	for i, l := range lines {
+		lines[i] = " " + st.Render(l)
+	}
+	return strings.Join(lines, "\n")
 }
+
+// statusHeight is how many lines the status line takes (one, empty).
+func (m *model) statusHeight() int { return max(lipgloss.Height(m.statusLine()), 1) }
 
 func (m *model) helpView() string {
 	km := m.keyMap()
@@ -375,7 +400,7 @@ func (m *model) contentSize() (int, int) {
 }
 
 func (m *model) sizeWith(header, help string) (int, int) {
-	chrome := lipgloss.Height(header) + 1 + lipgloss.Height(help)
+	chrome := lipgloss.Height(header) + m.statusHeight() + lipgloss.Height(help)
 	return m.width, max(m.height-chrome, 0)
 }
 

@@ -297,7 +297,7 @@ var Fields = []Field{
 
 	group("load", general("request_rate", "request-rate", String, "inf", "measured requests per `RATE` per second; inf keeps the workload's own schedule (multi-round-chat: same as --mrc-qps)")),
 	group("load", Field{Key: "arrival", Flag: "arrival", Kind: String, Default: "poisson", Choices: []string{"constant", "poisson", "gamma"},
-		Help: "inter-arrival gaps at --request-rate: fixed, exponential, or gamma with shape --burstiness"}),
+		Help: "inter-arrival gaps at --request-rate: constant (even spacing), poisson (exponential gaps) or gamma (shape --burstiness)"}),
 	group("load", general("burstiness", "burstiness", Float, 1.0, "gamma shape B of the gaps (<1 burstier, >1 smoother, 1 is poisson); implies --arrival gamma").withMin(0, true).withMax(1000, false)),
 	group("load", general("max_concurrency", "max-concurrency", Int, 0, "at most `N` measured requests in flight (0: no cap; a closed loop at --request-rate inf)").withMin(0, false).withMax(MaxStreams, false)),
 	group("load", general("ramp_up", "ramp-up", Duration, time.Duration(0), "grow the rate (or the concurrency cap) linearly from near zero over this long").withMin(0, false).withMax(MaxDurationSeconds, false)),

@@ -115,15 +115,17 @@ func Text(w io.Writer, s *record.Summary, extra ...Section) error {
 // Expectation is the section of the workload's expectation: the verdict,
 // then what was expected and the figures that decide it, in words; nil
 // when the summary has none.
-func Expectation(s *record.Summary) []Section {
+func Expectation(s *record.Summary) []Section { return textSections(expectation(s)) }
+
+func expectation(s *record.Summary) []block {
 	e := record.WorkloadExpectation(s)
 	if e == nil {
 		return nil
 	}
-	return []Section{{Title: "Expectation", Rows: []Row{
-		{"Verdict", record.VerdictText(e.Verdict)},
-		{Value: "Expected: " + e.Expected},
-		{Value: "Observed: " + e.Reason},
+	return []block{{"Expectation", []item{
+		textItem("Verdict", record.VerdictText(e.Verdict)),
+		noteItem("Expected: " + e.Expected),
+		noteItem("Observed: " + e.Reason),
 	}}}
 }
 
@@ -156,40 +158,78 @@ func Render(w io.Writer, title string, sections []Section) error {
 }
 
 // Sections are the standard sections of a summary.
-func Sections(s *record.Summary) []Section {
+func Sections(s *record.Summary) []Section { return textSections(standard(s, true)) }
+
+// Shown is the summary as a display shows it (the explorer's Summary
+// tab, the HTML report): the text summary's sections in its order and
+// with its labels, values written for reading (Figure.Show), and the
+// workload's expectation, the overload warning and the KV cache section
+// where the text summary has them; no workload section (only a run's
+// end has those). complete is false for a summary computed from
+// requests.jsonl: what only a written summary knows (the client's CPU,
+// its overload) is then n/a.
+func Shown(s *record.Summary, complete bool) []Section {
+	bs := standard(s, complete)
+	bs = append(append(bs, byCacheState(s)...), serving(s)...)
+	bs = append(append(bs, expectation(s)...), overloadBlocks(s)...)
+	return shownSections(append(bs, kvCache(s)...))
+}
+
+func f64(v float64) *float64 { return &v }
+func fint(v int) *float64    { return f64(float64(v)) }
+
+// configFig is a number of the config block, nil when absent.
+func configFig(cfg any, key string) *float64 {
+	if f, ok := configNumber(cfg, key); ok {
+		return &f
+	}
+	return nil
+}
+
+func standard(s *record.Summary, complete bool) []block {
 	r, c, l, cl := s.Results, s.Cache, s.Latency, s.Client
 
-	cfg := []Row{
-		{"Workload", orNA(configString(s.Config, "workload"))},
-		{"Model", orNA(configString(s.Config, "model"))},
+	cfg := []item{
+		textItem("Workload", orNA(configString(s.Config, "workload"))),
+		textItem("Model", orNA(configString(s.Config, "model"))),
 	}
 	if served := configString(s.Config, "served_model_name"); served != "" && served != configString(s.Config, "model") {
-		cfg = append(cfg, Row{"Served model name", served})
+		cfg = append(cfg, textItem("Served model name", served))
+	}
+	tpg := configFig(s.Config, "tokens_per_gb_kvcache")
+	if tpg != nil && *tpg == 0 {
+		// 0 when the workload does not size itself from a KV budget
+		// (cache-probe, concurrent-exactness).
+		tpg = nil
+	}
+	tpgItem := figItem("config.tokens_per_gb_kvcache", tpg)
+	if tpg != nil && (*tpg != math.Trunc(*tpg) || math.Abs(*tpg) >= 1<<53) {
+		tpgItem = textItem(fig("config.tokens_per_gb_kvcache").Label, NA)
 	}
 	cfg = append(cfg,
-		Row{"Engine URL", orNA(configString(s.Config, "engine_url"))},
-		Row{"KV cache volume (GB)", configFloat(s.Config, "kv_cache_volume_gb")},
-		Row{"Tokens per GB of KV cache", positive(configInt(s.Config, "tokens_per_gb_kvcache"))},
-		Row{"Seed", configInt(s.Config, "seed")},
+		textItem("Engine URL", orNA(configString(s.Config, "engine_url"))).shownAs(orNA(cleanURL(configString(s.Config, "engine_url")))),
+		figItem("config.kv_cache_volume_gb", configFig(s.Config, "kv_cache_volume_gb")),
+		tpgItem,
+		textItem("Seed", configInt(s.Config, "seed")),
 	)
 	if v, ok := record.Field(s.Config, "ignore_eos"); ok && v == true {
-		cfg = append(cfg, Row{"Ignore EOS", "yes"})
+		cfg = append(cfg, textItem("Ignore EOS", "yes"))
 	}
 	if s.Run.ID != "" {
-		cfg = append(cfg, Row{"Run ID", s.Run.ID})
+		cfg = append(cfg, textItem("Run ID", s.Run.ID))
 	}
 	if s.Run.Name != "" {
-		cfg = append(cfg, Row{"Run name", s.Run.Name})
+		cfg = append(cfg, textItem("Run name", s.Run.Name))
 	}
 	if s.Run.Interrupted {
-		cfg = append(cfg, Row{"Interrupted", "yes"})
+		cfg = append(cfg, textItem("Interrupted", "yes"))
 	}
-	cfg = append(cfg, shardRows(s)...)
+	cfg = append(cfg, shardItems(s)...)
 
-	cache := []Row{
-		{"Cold requests", Int(c.Cold)},
-		{"Reused requests", Int(c.Reused)},
-		{"Unverified requests", Int(c.Unverified)},
+	cache := []item{
+		figItem("cache.cold", fint(c.Cold)),
+		figItem("cache.reused", fint(c.Reused)),
+		figItem("cache.unverified", fint(c.Unverified)),
 	}
 	reasons := make([]string, 0, len(c.UnverifiedReasons))
 	for k := range c.UnverifiedReasons {
@@ -197,76 +237,89 @@ func Sections(s *record.Summary) []Section {
 	}
 	sort.Strings(reasons)
 	for _, k := range reasons {
-		cache = append(cache, Row{"  " + k, Int(c.UnverifiedReasons[k])})
+		cache = append(cache, figOf(Figure{"  " + k, "", KindCount}, fint(c.UnverifiedReasons[k])))
 	}
 	cache = append(cache,
-		Row{"Prompt tokens (valid counts)", Int(c.PromptTokens)},
-		Row{"Cached tokens", Int(c.CachedTokens)},
-		Row{"Hit ratio (%)", Percent(c.HitRatio)},
+		figItem("cache.prompt_tokens", fint(c.PromptTokens)),
+		figItem("cache.cached_tokens", fint(c.CachedTokens)),
+		figItem("cache.hit_ratio", c.HitRatio),
 	)
 
-	sections := []Section{
+	cpu, overloaded := f64(cl.CPUSeconds), textItem("Client overloaded", yesNo(cl.Overloaded))
+	if !complete {
+		cpu, overloaded = nil, textItem("Client overloaded", NA)
+	}
+	blocks := []block{
 		{"Configuration", cfg},
-		{"Results", []Row{
-			{"Total requests", Int(r.TotalRequests)},
-			{"Successful requests", Int(r.SuccessfulRequests)},
-			{"Failed requests", Int(r.FailedRequests)},
-			{"Benchmark duration (s)", Float(r.ElapsedTime)},
-			{"Total input tokens", Int(r.TotalInputTokens)},
-			{"Total output tokens", Int(r.TotalOutputTokens)},
-			{"Input throughput (tok/s)", Float(r.InputThroughput)},
-			{"Output throughput (tok/s)", Float(r.OutputThroughput)},
+		{"Results", []item{
+			figItem("results.total_requests", fint(r.TotalRequests)),
+			figItem("results.successful_requests", fint(r.SuccessfulRequests)),
+			figItem("results.failed_requests", fint(r.FailedRequests)),
+			figItem("results.elapsed_time", finiteF(r.ElapsedTime)),
+			figItem("results.total_input_tokens", fint(r.TotalInputTokens)),
+			figItem("results.total_output_tokens", fint(r.TotalOutputTokens)),
+			figItem("results.input_throughput", finiteF(r.InputThroughput)),
+			figItem("results.output_throughput", finiteF(r.OutputThroughput)),
 		}},
-		{"Time to First Token", []Row{
-			{"Mean TTFT (ms)", OptFloat(r.MeanTTFTms)},
-			{"P50 TTFT (ms)", OptFloat(r.P50TTFTms)},
-			{"P90 TTFT (ms)", OptFloat(r.P90TTFTms)},
-			{"P99 TTFT (ms)", OptFloat(r.P99TTFTms)},
+		{"Time to First Token", []item{
+			figItem("results.mean_ttft_ms", r.MeanTTFTms),
+			figItem("results.p50_ttft_ms", r.P50TTFTms),
+			figItem("results.p90_ttft_ms", r.P90TTFTms),
+			figItem("results.p99_ttft_ms", r.P99TTFTms),
 		}},
-		{"Decoding Speed", []Row{
-			{"Mean decode (tok/s)", OptFloat(r.MeanDecodeSpeed)},
-			{"P50 decode (tok/s)", OptFloat(r.P50DecodeSpeed)},
-			{"P90 decode (tok/s)", OptFloat(r.P90DecodeSpeed)},
-			{"P99 decode (tok/s)", OptFloat(r.P99DecodeSpeed)},
+		{"Decoding Speed", []item{
+			figItem("results.mean_decode_speed", r.MeanDecodeSpeed),
+			figItem("results.p50_decode_speed", r.P50DecodeSpeed),
+			figItem("results.p90_decode_speed", r.P90DecodeSpeed),
+			figItem("results.p99_decode_speed", r.P99DecodeSpeed),
 		}},
 		{"Cache", cache},
-		{"Latency", []Row{
-			{"Mean latency (ms)", OptFloat(r.MeanRequestLatencyMs)},
-			{"P50 latency (ms)", OptFloat(r.P50RequestLatencyMs)},
-			{"P90 latency (ms)", OptFloat(r.P90RequestLatencyMs)},
-			{"P99 latency (ms)", OptFloat(r.P99RequestLatencyMs)},
-			{"Mean ITL (ms)", OptFloat(l.ITLms.Mean)},
-			{"P50 ITL (ms)", OptFloat(l.ITLms.P50)},
-			{"P95 ITL (ms)", OptFloat(l.ITLms.P95)},
-			{"Mean round gap (ms)", OptFloat(l.RoundGapMs.Mean)},
-			{"P50 round gap (ms)", OptFloat(l.RoundGapMs.P50)},
-			{"P95 round gap (ms)", OptFloat(l.RoundGapMs.P95)},
-			{"Mean tokens per chunk", OptFloat(l.TokensPerChunkMean)},
-			{"Mean cold prefill (tok/s)", OptFloat(l.PrefillTPS.Mean)},
-			{"P50 cold prefill (tok/s)", OptFloat(l.PrefillTPS.P50)},
-			{"Aggregate prefill (tok/s)", OptFloat(l.AggregatePrefillTPS)},
-			{"Max dispatch lag (ms)", OptFloat(cl.MaxDispatchLagMs)},
-			{"P99 dispatch lag (ms)", OptFloat(cl.P99DispatchLagMs)},
-			{"Client CPU (s)", Float(cl.CPUSeconds)},
-			{"Timing error p99 (ms)", OptFloat(cl.TimingErrorP99Ms)},
-			{"Timing error max (ms)", OptFloat(cl.TimingErrorMaxMs)},
-			{"Sched latency p99 (ms)", OptFloat(cl.SchedLatencyP99Ms)},
-			{"Machine CPU busy max (%)", OptFloat(cl.MachineCPUBusyMax)},
-			{"Client overloaded", yesNo(cl.Overloaded)},
+		{"Latency", []item{
+			figItem("results.mean_request_latency_ms", r.MeanRequestLatencyMs),
+			figItem("results.p50_request_latency_ms", r.P50RequestLatencyMs),
+			figItem("results.p90_request_latency_ms", r.P90RequestLatencyMs),
+			figItem("results.p99_request_latency_ms", r.P99RequestLatencyMs),
+			figItem("latency.itl_ms.mean", l.ITLms.Mean),
+			figItem("latency.itl_ms.p50", l.ITLms.P50),
+			figItem("latency.itl_ms.p95", l.ITLms.P95),
+			figItem("latency.round_gap_ms.mean", l.RoundGapMs.Mean),
+			figItem("latency.round_gap_ms.p50", l.RoundGapMs.P50),
+			figItem("latency.round_gap_ms.p95", l.RoundGapMs.P95),
+			figItem("latency.tokens_per_chunk_mean", l.TokensPerChunkMean),
+			figItem("latency.prefill_tps.mean", l.PrefillTPS.Mean),
+			figItem("latency.prefill_tps.p50", l.PrefillTPS.P50),
+			figItem("latency.aggregate_prefill_tps", l.AggregatePrefillTPS),
+			figItem("client.max_dispatch_lag_ms", cl.MaxDispatchLagMs),
+			figItem("client.p99_dispatch_lag_ms", cl.P99DispatchLagMs),
+			figItem("client.cpu_seconds", cpu),
+			figItem("client.timing_error_p99_ms", cl.TimingErrorP99Ms),
+			figItem("client.timing_error_max_ms", cl.TimingErrorMaxMs),
+			figItem("client.sched_latency_p99_ms", cl.SchedLatencyP99Ms),
+			figItem("client.machine_cpu_busy_max", cl.MachineCPUBusyMax),
+			overloaded,
 		}},
 	}
 	// A busy machine is a note beside figures still measured on time.
 	if note := overload.MachineNote(cl.MachineCPUBusyMax, cl.TimingErrorP99Ms); note != "" && !cl.Overloaded {
-		lat := &sections[len(sections)-1]
-		lat.Rows = append(lat.Rows, Row{Value: "Note: " + note})
+		lat := &blocks[len(blocks)-1]
+		lat.items = append(lat.items, textItem("", "Note: "+note))
 	}
 	if s.Goodput != nil {
-		sections = append(sections, Section{"Goodput", GoodputRows(s.Goodput)})
+		blocks = append(blocks, block{"Goodput", goodputItems(s.Goodput)})
 	}
 	if s.Load != nil {
-		sections = append(sections, Section{"Load", LoadRows(s.Load)})
+		blocks = append(blocks, block{"Load", loadItems(s.Load)})
 	}
-	return sections
+	return blocks
+}
+
+// finiteF is v, nil when not finite (the text summary's Float prints
+// n/a for those too).
+func finiteF(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 // wrap splits s into lines of at most n columns at spaces (a longer word
@@ -302,10 +355,13 @@ func wrap(s string, n int) []string {
 
 // LoadRows are the `load` block's rows: the figures, the verdict and, as
 // notes, its reasons.
-func LoadRows(b *load.Block) []Row {
-	target := "workload's own"
-	if b.TargetRate != nil {
-		target = Float(*b.TargetRate)
+func LoadRows(b *load.Block) []Row { return textSections([]block{{items: loadItems(b)}})[0].Rows }
+
+func loadItems(b *load.Block) []item {
+	target := figItem("load.target_rate", b.TargetRate)
+	if b.TargetRate == nil {
+		f := fig("load.target_rate")
+		target = textItem(f.TextLabel(), "workload's own").withShownLabel(f.Label).shownAs("the workload's own")
 	}
 	arrival := b.Arrival
 	if b.TargetRate == nil {
@@ -313,48 +369,53 @@ func LoadRows(b *load.Block) []Row {
 	} else if b.Arrival == load.Gamma && b.Burstiness != nil {
 		arrival = fmt.Sprintf("gamma (burstiness %s)", strconv.FormatFloat(*b.Burstiness, 'g', 4, 64))
 	}
-	capacity := "none"
+	capacity := textItem("Max concurrency", "none")
 	if b.MaxConcurrency != nil {
-		capacity = Int(*b.MaxConcurrency)
+		capacity = figItem("load.max_concurrency", fint(*b.MaxConcurrency))
 	}
 	verdict := "yes"
 	if !b.Delivered {
 		verdict = "NO"
 	}
-	rows := []Row{
-		{"Target rate (req/s)", target},
-		{"Achieved rate (req/s)", OptFloat(b.AchievedRate)},
-		{"Arrival", arrival},
-		{"Max concurrency", capacity},
-		{"Observed max concurrency", Int(b.ObservedMaxConcurrency)},
-		{"Mean concurrency", OptFloat(b.MeanConcurrency)},
-		{"P50 schedule lag (ms)", OptFloat(b.ScheduleLagP50ms)},
-		{"P99 schedule lag (ms)", OptFloat(b.ScheduleLagP99ms)},
-		{"Max schedule lag (ms)", OptFloat(b.ScheduleLagMaxms)},
-		{"Load delivered", verdict},
+	items := []item{
+		target,
+		figItem("load.achieved_rate", b.AchievedRate),
+		textItem("Arrival", arrival),
+		capacity,
+		figItem("load.observed_max_concurrency", fint(b.ObservedMaxConcurrency)),
+		figItem("load.mean_concurrency", b.MeanConcurrency),
+		figItem("load.schedule_lag_p50_ms", b.ScheduleLagP50ms),
+		figItem("load.schedule_lag_p99_ms", b.ScheduleLagP99ms),
+		figItem("load.schedule_lag_max_ms", b.ScheduleLagMaxms),
+		textItem("Load delivered", verdict),
 	}
 	for _, r := range b.DegradedReasons {
-		rows = append(rows, Row{Value: "- " + r})
+		items = append(items, noteItem("- "+r))
 	}
-	return rows
+	return items
 }
 
 // GoodputRows are the `goodput` block's rows.
 func GoodputRows(g *load.Goodput) []Row {
-	slo := func(p *float64) string {
+	return textSections([]block{{items: goodputItems(g)}})[0].Rows
+}
+
+func goodputItems(g *load.Goodput) []item {
+	slo := func(key string, p *float64) item {
 		if p == nil {
-			return "not set"
+			f := fig(key)
+			return textItem(f.TextLabel(), "not set").withShownLabel(f.Label)
 		}
-		return Float(*p)
+		return figItem(key, p)
 	}
-	return []Row{
-		{"SLO TTFT (ms)", slo(g.SLO.TTFTms)},
-		{"SLO TPOT (ms)", slo(g.SLO.TPOTms)},
-		{"SLO E2E latency (ms)", slo(g.SLO.E2Ems)},
-		{"Good requests", Int(g.GoodRequests)},
-		{"Good fraction (%)", Percent(g.GoodFraction)},
-		{"Goodput (req/s)", OptFloat(g.GoodputRPS)},
-		{"Goodput output (tok/s)", OptFloat(g.GoodputOutputTPS)},
+	return []item{
+		slo("goodput.slo.ttft_ms", g.SLO.TTFTms),
+		slo("goodput.slo.tpot_ms", g.SLO.TPOTms),
+		slo("goodput.slo.e2e_ms", g.SLO.E2Ems),
+		figItem("goodput.good_requests", fint(g.GoodRequests)),
+		figItem("goodput.good_fraction", g.GoodFraction),
+		figItem("goodput.goodput_rps", g.GoodputRPS),
+		figItem("goodput.goodput_output_tps", g.GoodputOutputTPS),
 	}
 }
 
@@ -368,18 +429,20 @@ func yesNo(b bool) string {
 // Overload is the section that says the client was overloaded: by how
 // much latencies may be inflated, then each reason, wrapped in full; nil
 // when it was not.
-func Overload(s *record.Summary) []Section {
+func Overload(s *record.Summary) []Section { return textSections(overloadBlocks(s)) }
+
+func overloadBlocks(s *record.Summary) []block {
 	if !s.Client.Overloaded {
 		return nil
 	}
-	var rows []Row
+	var items []item
 	if in := overload.Inflation(s.Client.TimingErrorP99Ms, s.Client.TimingErrorMaxMs); in != "" {
-		rows = append(rows, Row{Value: "Latencies may be inflated " + in})
+		items = append(items, textItem("", "Latencies may be inflated "+in))
 	}
 	for _, r := range s.Client.OverloadReasons {
-		rows = append(rows, Row{Value: "- " + r})
+		items = append(items, textItem("reason", r).withShownLabel("Reason"))
 	}
-	return []Section{{Title: "Client Overloaded: Latencies May Be Inflated", Rows: rows}}
+	return []block{{"Client Overloaded: Latencies May Be Inflated", items}}
 }
 
 // minLabel is how far a label may be shortened to make room for a value.
@@ -527,31 +590,31 @@ func configInt(cfg any, key string) string {
 	return NA
 }
 
-// shardRows say how a run was split: the shard a run was, or the shards a
+// shardItems say how a run was split: the shard a run was, or the shards a
 // merged run was made of, with the largest start skew next to the
 // figures (shard clocks are assumed NTP-synchronised).
-func shardRows(s *record.Summary) []Row {
-	var rows []Row
+func shardItems(s *record.Summary) []item {
+	var items []item
 	switch {
 	case len(s.Shards) > 0:
 		v := Int(len(s.Shards))
 		if s.Partial {
 			v += " (partial)"
 		}
-		rows = append(rows, Row{"Shards merged", v})
+		items = append(items, textItem("Shards merged", v))
 	case s.Shard != nil:
 		i, _ := record.Field(s.Shard, "index")
 		n, _ := record.Field(s.Shard, "count")
 		if n != nil && fmt.Sprint(n) != "1" {
-			rows = append(rows, Row{"Shard", fmt.Sprintf("%v/%v", i, n)})
+			items = append(items, textItem("Shard", fmt.Sprintf("%v/%v", i, n)))
 		}
 	}
 	if s.StartSkewMs != nil {
-		label := "Start skew (ms)"
+		label := "Start skew"
 		if len(s.Shards) > 0 {
-			label = "Largest start skew (ms)"
+			label = "Largest start skew"
 		}
-		rows = append(rows, Row{label, OptFloat(s.StartSkewMs)})
+		items = append(items, figOf(Figure{label, "ms", KindReal}, s.StartSkewMs))
 	}
-	return rows
+	return items
 }

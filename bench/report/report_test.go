@@ -296,7 +296,7 @@ func TestOverloadSection(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"Client Overloaded: Latencies May Be Inflated", "Client overloaded:                                   yes",
 		"Timing error p99 (ms):                              7.20", "Timing error max (ms):                             41.00",
-		"Latencies may be inflated by up to 7.20 ms (timing", "error p99; max 41.0 ms)", "- timing error p99 7.20 ms > 2.00 ms allowed"} {
+		"Latencies may be inflated by up to 7.20 ms (timing", "error p99; max 41.0 ms)", "reason:       timing error p99 7.20 ms > 2.00 ms allowed"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("%q missing from the overloaded summary:\n%s", want, out)
 		}

@@ -117,7 +117,9 @@ func baselineWords(b *string) string {
 
 // KVCache is the text summary's closing section: the headline's figures,
 // then what limited the run, in words.
-func KVCache(s *record.Summary) []Section {
+func KVCache(s *record.Summary) []Section { return textSections(kvCache(s)) }
+
+func kvCache(s *record.Summary) []block {
 	h := s.Headline
 	if h == nil {
 		return nil
@@ -126,37 +128,40 @@ func KVCache(s *record.Summary) []Section {
 	if h.Verdict != nil {
 		verdict = record.VerdictText(*h.Verdict)
 	}
-	rows := []Row{
-		{"Verdict", verdict},
-		{"Hit ratio (%)", Percent(h.HitRatio)},
-		{"Cold TTFT p50 (ms)" + baselineWords(h.Baseline), OptFloat(h.ColdTTFTP50ms)},
-		{"Reused TTFT p50 (ms)", OptFloat(h.ReusedTTFTP50ms)},
+	cold := figItem("headline.cold_ttft_p50_ms", h.ColdTTFTP50ms)
+	cold.suffix = baselineWords(h.Baseline)
+	items := []item{
+		textItem("Verdict", verdict),
+		figItem("headline.hit_ratio", h.HitRatio),
+		cold,
+		figItem("headline.reused_ttft_p50_ms", h.ReusedTTFTP50ms),
 	}
-	sp := NA
+	sp, shown := NA, NA
 	if h.Speedup != nil {
 		sp = Times(*h.Speedup)
 		if ci := h.SpeedupCI95; ci != nil {
 			sp += fmt.Sprintf(" (95%% CI %.1f-%.1f)", ci[0], ci[1])
 		}
+		shown = SpeedupWords(h)
 	}
-	rows = append(rows, Row{"Speedup (cold / reused)", sp})
+	items = append(items, textItem("Speedup (cold / reused)", sp).shownAs(shown))
 	for _, why := range h.LimitedBy {
-		rows = append(rows, Row{Value: "Limited by: " + why})
+		items = append(items, noteItem("Limited by: "+why))
 	}
-	return []Section{{Title: "KV cache", Rows: rows}}
+	return []block{{"KV cache", items}}
 }
 
-// distRows are a distribution's rows: "<Stat> <name> (ms)".
-func distRows(name string, d stats.Dist, ps []float64, median bool) []Row {
-	rows := []Row{{"Mean " + name + " (ms)", OptFloat(d.Mean)}}
+// distItems are a distribution's rows: "<Stat> <name> (ms)".
+func distItems(name string, d stats.Dist, ps []float64, median bool) []item {
+	items := []item{figOf(distFig("Mean", name), d.Mean)}
 	if median {
-		rows = append(rows, Row{"Median " + name + " (ms)", OptFloat(d.Median)})
+		items = append(items, figOf(distFig("Median", name), d.Median))
 	}
-	rows = append(rows, Row{"Std " + name + " (ms)", OptFloat(d.Stdev)})
+	items = append(items, figOf(distFig("Std", name), d.Stdev))
 	for _, p := range ps {
-		rows = append(rows, Row{"P" + strconv.FormatFloat(p, 'f', -1, 64) + " " + name + " (ms)", OptFloat(d.Get(p))})
+		items = append(items, figOf(distFig("P"+strconv.FormatFloat(p, 'f', -1, 64), name), d.Get(p)))
 	}
-	return rows
+	return items
 }
 
 // pcts are the percentiles a Dist holds, in order.
@@ -170,17 +175,19 @@ func pcts(d stats.Dist) []float64 {
 
 // ByCacheState is the `By cache state` section: each state with requests,
 // its TTFT, TPOT, ITL and latency at p50 and p99.
-func ByCacheState(s *record.Summary) []Section {
+func ByCacheState(s *record.Summary) []Section { return textSections(byCacheState(s)) }
+
+func byCacheState(s *record.Summary) []block {
 	b := s.ByCacheState
 	if b == nil {
 		return nil
 	}
-	var rows []Row
+	var items []item
 	for _, st := range []struct {
 		name string
 		f    stats.StateFigures
 	}{{"Cold", b.Cold}, {"Reused", b.Reused}, {"Unverified", b.Unverified}, {"Warmup", b.Warmup}} {
-		rows = append(rows, Row{st.name + " requests", Int(st.f.Requests)})
+		items = append(items, figOf(Figure{st.name + " requests", "", KindCount}, fint(st.f.Requests)))
 		if st.f.Requests == 0 {
 			continue
 		}
@@ -188,37 +195,39 @@ func ByCacheState(s *record.Summary) []Section {
 			name string
 			d    stats.Dist
 		}{{"TTFT", st.f.TTFTms}, {"TPOT", st.f.TPOTms}, {"ITL", st.f.ITLms}, {"latency", st.f.LatencyMs}} {
-			rows = append(rows, Row{"  " + m.name + " p50 / p99 (ms)", OptFloat(m.d.Get(50)) + " / " + OptFloat(m.d.Get(99))})
+			items = append(items, figOf(Figure{"  " + m.name + " p50 / p99", "ms", KindReal}, m.d.Get(50), m.d.Get(99)))
 		}
 	}
-	return []Section{{Title: "By cache state", Rows: rows}}
+	return []block{{"By cache state", items}}
 }
 
 // Serving is the `Serving` section: vLLM bench serve's figures, in its
 // order and with its names.
-func Serving(s *record.Summary) []Section {
+func Serving(s *record.Summary) []Section { return textSections(serving(s)) }
+
+func serving(s *record.Summary) []block {
 	sv := s.Serving
 	if sv == nil {
 		return nil
 	}
-	rows := []Row{
-		{"Request throughput (req/s)", OptFloat(sv.RequestThroughput)},
-		{"Total token throughput (tok/s)", OptFloat(sv.TotalTokenThroughput)},
+	items := []item{
+		figItem("serving.request_throughput", sv.RequestThroughput),
+		figItem("serving.total_token_throughput", sv.TotalTokenThroughput),
 	}
 	ps := pcts(sv.TTFTms)
-	rows = append(rows, distRows("TTFT", sv.TTFTms, ps, true)...)
-	rows = append(rows, distRows("TPOT", sv.TPOTms, ps, true)...)
-	rows = append(rows, distRows("ITL", sv.ITLms, ps, true)...)
-	rows = append(rows, distRows("E2EL", sv.E2ELms, ps, true)...)
+	items = append(items, distItems("TTFT", sv.TTFTms, ps, true)...)
+	items = append(items, distItems("TPOT", sv.TPOTms, ps, true)...)
+	items = append(items, distItems("ITL", sv.ITLms, ps, true)...)
+	items = append(items, distItems("E2EL", sv.E2ELms, ps, true)...)
 	if sv.TTFOms.Mean != nil {
-		rows = append(rows, distRows("TTFO", sv.TTFOms, ps, true)...)
+		items = append(items, distItems("TTFO", sv.TTFOms, ps, true)...)
 	}
 	if s.Errors != nil {
 		for _, k := range sortedKeys(*s.Errors) {
-			rows = append(rows, Row{"Errors: " + k, Int((*s.Errors)[k])})
+			items = append(items, figOf(Figure{"Errors: " + k, "", KindCount}, fint((*s.Errors)[k])))
 		}
 	}
-	return []Section{{Title: "Serving", Rows: rows}}
+	return []block{{"Serving", items}}
 }
 
 func sortedKeys(m map[string]int) []string {

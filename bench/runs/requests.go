@@ -70,6 +70,9 @@ type Point struct {
 	T     float64 // submit time, seconds since the run's first submit
 	TTFT  float64 // ms
 	State string  // cold, reused or unverified
+	// Warmup marks a warmup (or reference) request: not one of the
+	// summary's measured requests.
+	Warmup bool
 }
 
 // MaxPoints bounds the chart sample an Index keeps, whatever the run's
@@ -89,8 +92,11 @@ type Index struct {
 	flags   []uint8
 
 	// TTFTs are the TTFTs (ms) of every successful request with a first
-	// token, all phases, sorted ascending.
-	TTFTs []float32
+	// token, all phases, sorted ascending; MeasuredTTFTs are those of the
+	// measured requests only (the summary's TTFT figures are computed
+	// from them) and WarmupTTFTs the others' (warmup, reference), sorted
+	// too.
+	TTFTs, MeasuredTTFTs, WarmupTTFTs []float32
 	// Points is an evenly strided sample (at most MaxPoints, in file
 	// order) of the requests with a TTFT, for the chart.
 	Points []Point
@@ -111,6 +117,18 @@ func (x *Index) Count(f Filter) int {
 	n := 0
 	for _, fl := range x.flags {
 		if f.match(fl) {
+			n++
+		}
+	}
+	return n
+}
+
+// CountMeasured is the number of measured requests f selects (warmup
+// and reference requests left out, as the summary leaves them out).
+func (x *Index) CountMeasured(f Filter) int {
+	n := 0
+	for _, fl := range x.flags {
+		if fl&flagMeasured != 0 && f.match(fl) {
 			n++
 		}
 	}
@@ -174,6 +192,7 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 	type raw struct {
 		submit, ttft float64
 		state        string
+		warmup       bool
 	}
 	var pts []raw
 	first, last := 0.0, 0.0
@@ -189,11 +208,18 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 			return
 		}
 		ms := *l.TTFT * 1000
+		warm := l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference
+		switch {
+		case l.Successful && warm:
+			x.WarmupTTFTs = append(x.WarmupTTFTs, float32(ms))
+		case l.Successful:
+			x.MeasuredTTFTs = append(x.MeasuredTTFTs, float32(ms))
+		}
 		if l.Successful {
 			x.TTFTs = append(x.TTFTs, float32(ms))
 		}
 		if seen%stride == 0 {
-			pts = append(pts, raw{l.SubmitTime, ms, stateOf(l.CacheState)})
+			pts = append(pts, raw{l.SubmitTime, ms, stateOf(l.CacheState), warm})
 			if len(pts) >= MaxPoints {
 				// Keep every other point and sample half as often.
 				k := 0
@@ -212,13 +238,15 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 	}
 	x.Corrupt = corrupt
 	slices.Sort(x.TTFTs)
+	slices.Sort(x.MeasuredTTFTs)
+	slices.Sort(x.WarmupTTFTs)
 	x.Start = first
 	if last > first {
 		x.Span = last - first
 	}
 	x.Points = make([]Point, len(pts))
 	for i, p := range pts {
-		x.Points[i] = Point{T: max(p.submit-first, 0), TTFT: p.ttft, State: p.state}
+		x.Points[i] = Point{T: max(p.submit-first, 0), TTFT: p.ttft, State: p.state, Warmup: p.warmup}
 	}
 	return x, nil
 }

@@ -97,6 +97,9 @@ type Run struct {
 	// or one written before the load block); DegradedReasons say why not.
 	Delivered       *bool
 	DegradedReasons []string
+	// Verdict is the workload's verdict on its expectation (met, not_met,
+	// unknown), nil when the summary has none.
+	Verdict *string
 
 	// Sweep is set when the row is a sweep folder (ListSweeps): its
 	// cells are the sweep's runs, the figures above their totals.
@@ -427,6 +430,16 @@ func fromSummary(dir string, s *record.Summary) Run {
 		r.Delivered = &d
 		for _, why := range s.Load.DegradedReasons {
 			r.DegradedReasons = append(r.DegradedReasons, textclean.Line(why))
+		}
+	}
+	switch {
+	case s.Headline != nil && s.Headline.Verdict != nil:
+		v := *s.Headline.Verdict
+		r.Verdict = &v
+	default:
+		if e := record.WorkloadExpectation(s); e != nil {
+			v := e.Verdict
+			r.Verdict = &v
 		}
 	}
 	return r

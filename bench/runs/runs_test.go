@@ -327,3 +327,36 @@ func TestRecentByStartTime(t *testing.T) {
 		t.Errorf("missing runs dir: %v, %v", none, err)
 	}
 }
+
+// TestIndexSplitsWarmups: the measured TTFTs are the summary's requests,
+// the warmup's are apart, and chart points say which they are.
+func TestIndexSplitsWarmups(t *testing.T) {
+	dir := t.TempDir()
+	p := runstest.Write(t, dir, runstest.Spec{Started: t0, Requests: 30, FailEvery: 10, Warmup: 2, Summary: true})
+	x, err := runs.BuildIndex(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.MeasuredTTFTs)+len(x.WarmupTTFTs) != len(x.TTFTs) || len(x.WarmupTTFTs) == 0 || len(x.MeasuredTTFTs) != 27 {
+		t.Errorf("measured %d, warmup %d, all %d", len(x.MeasuredTTFTs), len(x.WarmupTTFTs), len(x.TTFTs))
+	}
+	warm := 0
+	for _, pt := range x.Points {
+		if pt.Warmup {
+			warm++
+		}
+	}
+	if warm != len(x.WarmupTTFTs) {
+		t.Errorf("%d warmup points, %d warmup TTFTs", warm, len(x.WarmupTTFTs))
+	}
+	if x.CountMeasured(runs.All) != 30 || x.Count(runs.All) != 32 {
+		t.Errorf("measured %d of %d", x.CountMeasured(runs.All), x.Count(runs.All))
+	}
+	d, err := runs.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Run.Verdict != nil {
+		t.Errorf("a summary without an expectation has the verdict %q", *d.Run.Verdict)
+	}
+}

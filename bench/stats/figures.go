@@ -2,9 +2,12 @@ package stats
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kvbench/kvbench/bench/sender"
 )
@@ -68,6 +71,47 @@ func (d Dist) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, so a summary read back
+// from disk keeps its percentiles (in the file's order) and its median.
+// A value that is not a number or null is an error.
+func (d *Dist) UnmarshalJSON(b []byte) error {
+	*d = Dist{}
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("a distribution is an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := tok.(string)
+		var v *float64
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		switch {
+		case k == "mean":
+			d.Mean = v
+		case k == "stdev":
+			d.Stdev = v
+		case k == "median":
+			d.Median, d.medianKey = v, true
+		case strings.HasPrefix(k, "p"):
+			p, err := strconv.ParseFloat(k[1:], 64)
+			if err != nil || !(p > 0 && p <= 100) {
+				continue // a key of a later version
+			}
+			d.Percentiles = append(d.Percentiles, Pct{P: p, Value: v})
+		}
+	}
+	_, err := dec.Token()
+	return err
 }
 
 func writeOpt(b *bytes.Buffer, v *float64) {

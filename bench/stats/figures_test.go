@@ -125,3 +125,33 @@ func TestSpeedup(t *testing.T) {
 		t.Errorf("nothing reused: %+v", sp)
 	}
 }
+
+// TestDistRoundTrip: a distribution read back from a summary file keeps
+// every figure, its percentiles in order and whether it has a median.
+func TestDistRoundTrip(t *testing.T) {
+	for _, median := range []bool{false, true} {
+		d := distOf([]float64{4, 1, 3, 2, 10}, []float64{50, 90, 99.9}, median)
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Dist
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		b2, _ := json.Marshal(back)
+		if string(b2) != string(b) {
+			t.Errorf("round trip: %s, want %s", b2, b)
+		}
+		if v := back.Get(99.9); v == nil || *v != *d.Get(99.9) {
+			t.Errorf("p99.9 read back as %v", v)
+		}
+	}
+	var empty Dist
+	if err := json.Unmarshal([]byte(`{"mean":null,"stdev":null,"p50":null}`), &empty); err != nil || empty.Mean != nil || len(empty.Percentiles) != 1 || empty.Get(50) != nil {
+		t.Errorf("nulls: %+v %v", empty, err)
+	}
+	if err := json.Unmarshal([]byte(`{"mean":"fast"}`), &empty); err == nil {
+		t.Error("a string mean is accepted")
+	}
+}

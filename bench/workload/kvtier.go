@@ -357,14 +357,14 @@ func (w *KVTierPressure) expectation() *record.Expectation {
 		if w.system == 0 {
 			return expect(expected, record.VerdictUnknown, "no system prompt (--ktp-system-prompt-length 0): nothing a prefix cache is sure to reuse")
 		}
-		reason := "requests: " + w.sysHits.count("reused the system prompt", " (a hit caches at least half of it)") + "; hit ratio " + report.Percent(w.measured.HitRatio) + "%" + interrupted(w.measured.Requests, w.requests)
+		reason := "requests: " + w.sysHits.count("reused the system prompt", " (a hit caches at least half of it)") + "; hit ratio " + report.PercentText(w.measured.HitRatio) + interrupted(w.measured.Requests, w.requests)
 		return expect(expected, w.sysHits.verdict(), reason)
 	}
 	reason := "requests: " + w.docHits.count("reused their documents", fmt.Sprintf(" (a hit caches at least half of their %s tokens with the system prompt)", group(part)))
 	if w.unjudged > 0 {
 		reason += fmt.Sprintf("; %d sent before all their documents were prefilled (not judged)", w.unjudged)
 	}
-	reason += "; hit ratio " + report.Percent(w.measured.HitRatio) + "%" + interrupted(w.measured.Requests, w.requests)
+	reason += "; hit ratio " + report.PercentText(w.measured.HitRatio) + interrupted(w.measured.Requests, w.requests)
 	how := "each request's document is its prefix"
 	if w.per > 1 {
 		how = "the server blends documents in any order"

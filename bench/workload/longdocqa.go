@@ -265,7 +265,7 @@ func (w *LongDocQA) Outcome() Outcome {
 	}
 	rows := []report.Row{
 		{Label: "Documents", Value: report.Int(w.numDocs)},
-		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.docLen, report.OptFloat(w.measured.meanPrompt()))},
+		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.docLen, report.Tokens(w.measured.meanPrompt()))},
 	}
 	rows = append(rows, w.measured.rows("Observed ")...)
 	// The warmup sends each document once, cold on a fresh engine: its

@@ -395,7 +395,7 @@ func (w *MultiRoundChat) expectation() *record.Expectation {
 		expected += fmt.Sprintf(", while the %d sessions fit %s", w.users, b.text())
 	}
 	reason := "requests: " + w.hits.count("reused their session", fmt.Sprintf(" (a hit caches at least half of the %s tokens)", group(part)))
-	reason += fmt.Sprintf("; hit ratio round 1 %s%%, rounds 2+ %s%%", report.Percent(w.firstRound.HitRatio), report.Percent(w.laterRounds.HitRatio))
+	reason += fmt.Sprintf("; hit ratio round 1 %s, rounds 2+ %s", report.PercentText(w.firstRound.HitRatio), report.PercentText(w.laterRounds.HitRatio))
 	if w.maxSet > 0 {
 		reason += fmt.Sprintf("; the sessions held %s at most", tokens(w.maxSet))
 	}
@@ -459,7 +459,7 @@ func (w *MultiRoundChat) Outcome() Outcome {
 	rows := []report.Row{
 		{Label: "Sessions", Value: report.Int(w.users)},
 		{Label: "Dispatched / waited for session", Value: fmt.Sprintf("%d / %d", w.dispatched, w.waited)},
-		{Label: "Round 1 target / observed prompt", Value: fmt.Sprintf("%d / %s", firstTarget, report.OptFloat(w.firstRound.meanPrompt()))},
+		{Label: "Round 1 target / observed prompt", Value: fmt.Sprintf("%d / %s", firstTarget, report.Tokens(w.firstRound.meanPrompt()))},
 	}
 	rows = append(rows, w.firstRound.rows("Round 1 ")...)
 	rows = append(rows, w.laterRounds.rows("Rounds 2+ ")...)

@@ -385,7 +385,7 @@ func (w *LongDocPermutator) Outcome() Outcome {
 	}
 	rows := []report.Row{
 		{Label: "Contexts / permutations", Value: fmt.Sprintf("%d / %d", w.numContexts, len(w.perms))},
-		{Label: "Words / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.systemLen+w.numContexts*w.contextLen, report.OptFloat(w.measured.meanPrompt()))},
+		{Label: "Words / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.systemLen+w.numContexts*w.contextLen, report.Tokens(w.measured.meanPrompt()))},
 		{Label: "Prefix-cache bound, in words (%)", Value: report.Percent(bound)},
 	}
 	rows = append(rows, w.others.rows("Later ")...)
@@ -445,7 +445,7 @@ func (w *LongDocPermutator) expectation(bound *float64, above string) *record.Ex
 	if unjudged > 0 {
 		reason += fmt.Sprintf("; %d sent before the request before them had finished (not judged)", unjudged)
 	}
-	reason += fmt.Sprintf("; hit ratio %s%% vs the prefix-cache bound %s%% in words (%s)", report.Percent(w.others.HitRatio), report.Percent(bound), above)
+	reason += fmt.Sprintf("; hit ratio %s vs the prefix-cache bound %s in words (%s)", report.PercentText(w.others.HitRatio), report.PercentText(bound), above)
 	reason += interrupted(len(w.seen), len(w.perms))
 	if b := w.p.budget(); b.Tokens > 0 && prompt > b.Tokens {
 		return expect(fmt.Sprintf("later requests miss what they share: one prompt (%s) is larger than %s", tokens(prompt), b.text()),

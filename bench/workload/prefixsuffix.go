@@ -219,7 +219,7 @@ func (w *PrefixSuffixTuner) Outcome() Outcome {
 		{Label: "Target tier (GB, x1.05)", Value: fmt.Sprintf("%.2f", w.targetGB())},
 		{Label: "Pool tokens", Value: report.Int(w.poolTokens())},
 		{Label: "Prefix / breaker / suffix tokens", Value: fmt.Sprintf("%d / %d / %d", w.prefix, psfBreakerTokens, w.suffix)},
-		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", target, report.OptFloat(w.pass2.meanPrompt()))},
+		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", target, report.Tokens(w.pass2.meanPrompt()))},
 	}
 	rows = append(rows, w.pass2.rows("Pass 2 ")...)
 	rows = append(rows,

@@ -362,7 +362,7 @@ func (w *RAGQAQuality) expectation() *record.Expectation {
 	if w.unjudged > 0 {
 		reason += fmt.Sprintf("; %d not judged (first question without a warmup, no passage, or its passage's warmup failed)", w.unjudged)
 	}
-	reason += "; hit ratio " + report.Percent(w.measured.HitRatio) + "%" + interrupted(w.sum.NumSamples, len(w.samples))
+	reason += "; hit ratio " + report.PercentText(w.measured.HitRatio) + interrupted(w.sum.NumSamples, len(w.samples))
 	expected := fmt.Sprintf("every question reuses the instruction block (%s tokens) and its first passage, prefilled alone in the warmup; a blending cache also its later passages", group(w.instrTokens))
 	if !w.p.Warmup() {
 		expected = fmt.Sprintf("every question after the first reuses the instruction block (%s tokens; no warmup)", group(w.instrTokens))

@@ -100,14 +100,14 @@ func (w *RandomPrefill) Outcome() Outcome {
 		"num_requests":   w.n,
 		"request_length": w.length,
 		"expectation": expect("every request is a cold prefill: no two prompts share a prefix",
-			w.colds.verdict(), "requests: "+w.colds.count("cold", " (cached under a tenth of the prompt)")+"; hit ratio "+report.Percent(w.observed.HitRatio)+"%"+interrupted(w.observed.Requests, w.p.owned(w.n))),
+			w.colds.verdict(), "requests: "+w.colds.count("cold", " (cached under a tenth of the prompt)")+"; hit ratio "+report.PercentText(w.observed.HitRatio)+interrupted(w.observed.Requests, w.p.owned(w.n))),
 		"observed":               &w.observed,
 		"aggregate_prefill_tps":  agg,
 		"target_prompt_tokens":   w.length,
 		"observed_prompt_tokens": w.observed.meanPrompt(),
 	}
 	rows := []report.Row{
-		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.length, report.OptFloat(w.observed.meanPrompt()))},
+		{Label: "Target / observed prompt tokens", Value: fmt.Sprintf("%d / %s", w.length, report.Tokens(w.observed.meanPrompt()))},
 	}
 	rows = append(rows, w.observed.rows("Observed ")...)
 	rows = append(rows, report.Row{Label: "Aggregate prefill (tok/s)", Value: report.OptFloat(agg)})

@@ -809,13 +809,15 @@ func (m *Model) View() string {
 	case stageForm:
 		errLine := ""
 		if errs := m.form.Errors(); len(errs) > 0 {
-			errLine = st.Error.Render("✗ " + errs[0].Error())
+			errLine = m.errorLines(errs[0].Error())
 		}
-		return lipgloss.NewStyle().MaxHeight(m.formHeight()).Render(m.form.View()) + "\n\n" + errLine
+		// A long error takes lines from the form rather than being cut.
+		room := max(m.formHeight()-lipgloss.Height(errLine)+1, 1)
+		return lipgloss.NewStyle().MaxHeight(room).Render(m.form.View()) + "\n\n" + errLine
 	case stageExport, stageProfile:
 		errLine := ""
 		if errs := m.sub.Errors(); len(errs) > 0 {
-			errLine = st.Error.Render("✗ " + errs[0].Error())
+			errLine = m.errorLines(errs[0].Error())
 		}
 		return m.summaryView() + "\n\n" + m.sub.View() + "\n" + errLine
 	case stagePreparing:
@@ -825,13 +827,18 @@ func (m *Model) View() string {
 		// (the summary would leave them no room).
 		errLine := ""
 		if errs := m.sub.Errors(); len(errs) > 0 {
-			errLine = st.Error.Render("✗ " + errs[0].Error())
+			errLine = m.errorLines(errs[0].Error())
 		}
 		head := st.Title.Render("Sweep") + st.Muted.Render(fmt.Sprintf(" · %s on %s: each cell an ordinary run",
 			m.cfg.Workload(), orText(m.cfg.String("engine_url"), "—")))
 		return head + "\n\n" + lipgloss.NewStyle().MaxHeight(max(m.height-4, 3)).Render(m.sub.View()) + "\n" + errLine
 	}
 	return m.summaryView() + "\n\n" + m.actionsView()
+}
+
+// errorLines is an error wrapped to the screen's width, read whole.
+func (m *Model) errorLines(msg string) string {
+	return common.WrapStyled(m.c.Styles.Error, "✗ "+msg, max(m.width, 20), 2)
 }
 
 func (m *Model) actionsView() string {
@@ -869,9 +876,9 @@ func (m *Model) actionsView() string {
 		line += row
 	}
 	if m.notice != "" {
-		n := st.OK.Render("✓ " + m.notice)
+		n := common.WrapStyled(st.OK, "✓ "+m.notice, m.width, 2)
 		if m.failed {
-			n = st.Error.Render("✗ " + m.notice)
+			n = m.errorLines(m.notice)
 		}
 		line += "\n" + n
 	}
@@ -965,7 +972,7 @@ func (m *Model) summaryView() string {
 	}
 	head := st.Title.Render("Summary") + st.Muted.Render(" · "+config.WorkloadInfo[c.Workload()])
 	if m.cfgErr != nil {
-		head += "\n" + st.Error.Render("✗ "+m.cfgErr.Error())
+		head += "\n" + m.errorLines(m.cfgErr.Error())
 	}
 	return head + "\n\n" + body
 }

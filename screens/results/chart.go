@@ -36,9 +36,11 @@ func axisNumber(v float64) string {
 
 // scatter draws each sampled request's TTFT (y, ms) against its submit
 // time (x, s since the first submit), a cell coloured by the cache state
-// most of its dots belong to. Only states in show are drawn. TTFTs above
-// yMax sit on the top row. w x h is the whole chart with its axes.
-func scatter(pts []runs.Point, show func(state string) bool, span, yMax float64, w, h int, s *theme.Styles) string {
+// most of its dots belong to; the warmup's requests, when warmups, are a
+// series of their own in the muted colour. Only states in show are
+// drawn. TTFTs above yMax sit on the top row. w x h is the whole chart
+// with its axes.
+func scatter(pts []runs.Point, show func(state string) bool, warmups bool, span, yMax float64, w, h int, s *theme.Styles) string {
 	pw, ph := w-yLabelWidth-1, h-2
 	if pw < 4 || ph < 2 {
 		return ""
@@ -51,12 +53,17 @@ func scatter(pts []runs.Point, show func(state string) bool, span, yMax float64,
 	}
 	type cell struct {
 		bits  rune
-		count [3]int
+		count [4]int // cold, reused, unverified, warmup
 	}
 	grid := make([]cell, pw*ph)
 	for _, p := range pts {
 		si := stateIndex(p.State)
-		if !show(states[si]) {
+		switch {
+		case p.Warmup && !warmups:
+			continue
+		case p.Warmup:
+			si = warmupIndex
+		case !show(states[si]):
 			continue
 		}
 		x := int(p.T / span * float64(pw*2-1))
@@ -91,7 +98,11 @@ func scatter(pts []runs.Point, show func(state string) bool, span, yMax float64,
 					best = i
 				}
 			}
-			b.WriteString(s.State(states[best]).Render(string(0x2800 + c.bits)))
+			st := s.Muted
+			if best != warmupIndex {
+				st = s.State(states[best])
+			}
+			b.WriteString(st.Render(string(0x2800 + c.bits)))
 		}
 		b.WriteByte('\n')
 	}
@@ -101,6 +112,9 @@ func scatter(pts []runs.Point, show func(state string) bool, span, yMax float64,
 	b.WriteString(strings.Repeat(" ", yLabelWidth) + s.ChartLabel.Render(left+strings.Repeat(" ", gap)+right))
 	return b.String()
 }
+
+// warmupIndex is the warmup's series in a scatter cell's counts.
+const warmupIndex = 3
 
 func stateIndex(state string) int {
 	switch state {
@@ -177,8 +191,9 @@ func nearest(sorted []float32, p float64) float64 {
 	return float64(sorted[clamp(i, 0, n-1)])
 }
 
-// legend names the states in their colours with their counts.
-func legend(s *theme.Styles, counts map[string]int, show func(string) bool) string {
+// legend names the states in their colours with their counts of
+// measured requests, then the warmup's (drawn when warmups).
+func legend(s *theme.Styles, counts map[string]int, show func(string) bool, warm int, warmups bool) string {
 	var parts []string
 	for _, st := range states {
 		mark := "●"
@@ -186,6 +201,13 @@ func legend(s *theme.Styles, counts map[string]int, show func(string) bool) stri
 			mark = "○"
 		}
 		parts = append(parts, s.State(st).Render(mark+" "+st)+s.Muted.Render(fmt.Sprintf(" %d", counts[st])))
+	}
+	if warm > 0 {
+		mark := "●"
+		if !warmups {
+			mark = "○"
+		}
+		parts = append(parts, s.Muted.Render(fmt.Sprintf("%s warmup %d", mark, warm)))
 	}
 	return strings.Join(parts, "   ")
 }

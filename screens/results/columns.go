@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/table"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 )
 
@@ -81,13 +82,14 @@ func fold(a, b string) int { return cmp.Compare(strings.ToLower(a), strings.ToLo
 // markColumn is the cursor and A/B mark column, always shown, never sorted.
 const markColumn = 0
 
-// Column indexes used by name.
+// Column indexes used by name. A sweep's description spans the figure
+// columns, OK/Fail to Out tok/s.
 const (
 	startedColumn  = 1
 	nameColumn     = 2
 	workloadColumn = 3
 	okFailColumn   = 6
-	hitColumn      = 10
+	outColumn      = 11
 )
 
 // shortStarted is the started time when the full one does not fit.
@@ -97,15 +99,15 @@ var columns = []column{
 	{title: "", min: 2, priority: 0},
 	{title: "Started", min: len(shortStarted), priority: 1, value: started,
 		compare: func(a, b *runs.Run) int { return a.StartedAt.Compare(b.StartedAt) }},
-	{title: "Name", min: 8, flex: true, priority: 8, value: nameWithShards,
+	{title: "Name", min: 8, flex: true, priority: 9, value: nameWithShards,
 		compare: func(a, b *runs.Run) int { return fold(a.Name, b.Name) }},
 	{title: "Workload", min: 10, flex: true, priority: 2, value: func(r *runs.Run) string { return orDash(r.Workload) },
 		compare: func(a, b *runs.Run) int { return fold(a.Workload, b.Workload) }},
-	{title: "Model", min: 10, flex: true, priority: 10, value: func(r *runs.Run) string { return orDash(r.Model) },
+	{title: "Model", min: 10, flex: true, priority: 11, value: func(r *runs.Run) string { return orDash(r.Model) },
 		compare: func(a, b *runs.Run) int { return fold(a.Model, b.Model) }},
-	{title: "Engine", min: 10, flex: true, priority: 11, value: func(r *runs.Run) string { return orDash(r.EngineHost()) },
+	{title: "Engine", min: 10, flex: true, priority: 12, value: func(r *runs.Run) string { return orDash(r.EngineHost()) },
 		compare: func(a, b *runs.Run) int { return fold(a.EngineHost(), b.EngineHost()) }},
-	{title: "OK/Fail", min: 8, right: true, priority: 5,
+	{title: "OK/Fail", min: 8, right: true, priority: 7,
 		value: func(r *runs.Run) string {
 			return fmt.Sprintf("%d/%d", r.TotalRequests-r.FailedRequests, r.FailedRequests)
 		},
@@ -114,14 +116,41 @@ var columns = []column{
 		}},
 	{title: "TTFT ms", min: 8, right: true, priority: 4, value: func(r *runs.Run) string { return ms(r.MeanTTFTms) },
 		compare: func(a, b *runs.Run) int { return nilLast(a.MeanTTFTms, b.MeanTTFTms) }},
-	{title: "p99 ms", min: 8, right: true, priority: 9, value: func(r *runs.Run) string { return ms(r.P99TTFTms) },
+	{title: "p99 ms", min: 8, right: true, priority: 10, value: func(r *runs.Run) string { return ms(r.P99TTFTms) },
 		compare: func(a, b *runs.Run) int { return nilLast(a.P99TTFTms, b.P99TTFTms) }},
-	{title: "Out tok/s", min: 10, right: true, priority: 6, value: func(r *runs.Run) string { return fmt.Sprintf("%.1f", r.OutputThroughput) },
-		compare: func(a, b *runs.Run) int { return cmp.Compare(a.OutputThroughput, b.OutputThroughput) }},
-	{title: "Hit %", min: 6, right: true, priority: 7, value: hit,
+	// What a KV-cache run is for, kept before the throughput on a narrow
+	// terminal: the hit ratio and the workload's verdict.
+	{title: "Hit %", min: 6, right: true, priority: 5, value: hit,
 		compare: func(a, b *runs.Run) int { return nilLast(a.HitRatio, b.HitRatio) }},
+	{title: "Verdict", min: 7, priority: 6, value: verdict,
+		compare: func(a, b *runs.Run) int { return cmp.Compare(verdictRank(a), verdictRank(b)) }},
+	{title: "Out tok/s", min: 10, right: true, priority: 8, value: func(r *runs.Run) string { return fmt.Sprintf("%.1f", r.OutputThroughput) },
+		compare: func(a, b *runs.Run) int { return cmp.Compare(a.OutputThroughput, b.OutputThroughput) }},
 	{title: "Status", min: 6, priority: 3, value: func(r *runs.Run) string { return string(r.Status()) },
 		compare: func(a, b *runs.Run) int { return cmp.Compare(r0(a.Status()), r0(b.Status())) }},
+}
+
+// verdict is the workload's verdict on its expectation, in the words
+// the summary uses ("met", "NOT MET", "unknown"), "-" without one.
+func verdict(r *runs.Run) string {
+	if r.Verdict == nil {
+		return "-"
+	}
+	return record.VerdictText(*r.Verdict)
+}
+
+// verdictRank sorts met, unknown, not met, then runs without a verdict.
+func verdictRank(r *runs.Run) int {
+	if r.Verdict == nil {
+		return 3
+	}
+	switch *r.Verdict {
+	case record.VerdictMet:
+		return 0
+	case record.VerdictNotMet:
+		return 2
+	}
+	return 1
 }
 
 func r0(s runs.Status) string { return string(s) }
@@ -263,14 +292,14 @@ func align(s string, w int, right bool) string {
 }
 
 // spanColumns are the figure columns a sweep row writes its description
-// over (OK/Fail to Hit %, those shown): a sweep has no figures of its
+// over (OK/Fail to Out tok/s, those shown): a sweep has no figures of its
 // own, and its cells, search and result are what tell it apart. first
 // and last index shown; x is where the span starts on the row and w its
 // width, the gaps between its cells included.
 func spanColumns(shown, widths []int) (first, last, x, w int, ok bool) {
 	first, last = -1, -1
 	for j, ci := range shown {
-		if ci >= okFailColumn && ci <= hitColumn {
+		if ci >= okFailColumn && ci <= outColumn {
 			if first < 0 {
 				first = j
 			}

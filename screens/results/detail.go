@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,8 +15,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/internal/textclean"
 	"github.com/kvbench/kvbench/screens/common"
 )
@@ -445,6 +445,13 @@ func (d *Detail) buildSummary() {
 		lines := []string{s.PanelTitle.Render(title)}
 		for _, r := range rows {
 			label, value := r[0], r[1]
+			if label == "" {
+				// A note (a reason in words): wrapped whole.
+				for _, l := range common.Wrap(value, summaryColumn-2) {
+					lines = append(lines, "  "+s.Muted.Render(l))
+				}
+				continue
+			}
 			if room := summaryColumn - ansi.StringWidth(label) - 1; ansi.StringWidth(value) > room && strings.HasPrefix(value, "/") {
 				// Keep the end of a long path (the run folder's name).
 				value = ansi.TruncateLeft(value, ansi.StringWidth(value)-room+1, "…")
@@ -508,63 +515,61 @@ func (d *Detail) buildSummary() {
 		})
 	}
 
-	section, rows := "", [][2]string(nil)
-	for _, f := range runs.Figures(det) {
-		if f.Section != section {
-			add(section, rows)
-			section, rows = f.Section, nil
+	// Every figure as the text summary labels it (report.Shown): the
+	// same table of labels as the terminal's summary and the report.
+	for _, sec := range report.Shown(det.Summary, r.Complete) {
+		switch sec.Title {
+		case "Configuration", "Expectation", "KV cache":
+			// The header, the panel above and the headline say these.
+			continue
 		}
-		v := runs.FormatValue(f.A, f.Unit)
-		if f.Unit != "" && f.Unit != "%" && f.A != nil {
-			v += " " + f.Unit
+		rows := make([][2]string, 0, len(sec.Rows))
+		for _, row := range sec.Rows {
+			rows = append(rows, [2]string{row.Label, row.Value})
 		}
-		rows = append(rows, [2]string{f.Label, v})
+		add(sec.Title, rows)
 	}
-	add(section, rows)
-	add("Config", pairsOf(det.Summary.Config, det.Config))
-	add("Workload", readable(withoutExpectation(flatten(det.Summary.Workload))))
+	add("Config", rowsOf(report.ConfigShown(configOf(det.Summary.Config, det.Config))))
+	add("Workload", rowsOf(report.ShownPairs(det.Summary.Workload, "expectation")))
 
-	d.summary.SetContent(masonry(blocks, d.width))
+	content := masonry(blocks, d.width)
+	if h := d.headline(); h != "" {
+		content = h + "\n\n" + content
+	}
+	d.summary.SetContent(content)
 }
 
-// withoutExpectation drops the expectation's rows of a flattened workload
-// block: its own panel shows them.
-func withoutExpectation(rows [][2]string) [][2]string {
-	out := rows[:0]
-	for _, r := range rows {
-		if !strings.HasPrefix(r[0], "expectation.") {
-			out = append(out, r)
-		}
+// headline is the summary's headline across the width, first: the
+// verdict in its colour, hit ratio, cold vs reused TTFT and the speedup
+// (the terminal's and the report's words), then what limited the run;
+// "" for a summary written before headlines.
+func (d *Detail) headline() string {
+	h := d.det.Summary.Headline
+	if h == nil {
+		return ""
+	}
+	s := d.c.Styles
+	line := report.HeadlineLine(h)
+	words := report.VerdictWords(h.Verdict)
+	vs := s.Bold
+	if h.Verdict != nil {
+		vs = common.ExpectationStyle(s, *h.Verdict).Bold(true)
+	}
+	w := max(d.width, 20)
+	out := []string{common.WrapStyled(lipgloss.NewStyle(), vs.Render(words)+s.Bold.Render(strings.TrimPrefix(line, words)), w, 0)}
+	for _, why := range h.LimitedBy {
+		out = append(out, common.WrapStyled(s.Warn, "! limited by: "+why, w, 2))
+	}
+	return strings.Join(out, "\n")
+}
+
+// rowsOf are display rows as label/value pairs.
+func rowsOf(rows []report.Row) [][2]string {
+	out := make([][2]string, len(rows))
+	for i, r := range rows {
+		out[i] = [2]string{r.Label, r.Value}
 	}
 	return out
-}
-
-// readable rounds the numbers of a flattened block to what a reader
-// needs (four significant digits, at least one decimal, never an
-// exponent); integers and text are kept as they are.
-func readable(rows [][2]string) [][2]string {
-	for i, r := range rows {
-		if !strings.ContainsAny(r[1], ".eE") {
-			continue
-		}
-		v, err := strconv.ParseFloat(r[1], 64)
-		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			continue
-		}
-		rows[i][1] = roundFigure(v)
-	}
-	return rows
-}
-
-func roundFigure(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	prec := 4
-	if a := math.Abs(v); a > 0 {
-		prec = min(max(3-int(math.Floor(math.Log10(a))), 1), 4)
-	}
-	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
 func fmtTime(s string) string {
@@ -605,20 +610,21 @@ func masonry(blocks []string, width int) string {
 	return lipgloss.JoinHorizontal(lipgloss.Top, rendered...)
 }
 
-// pairsOf lists the config: the summary's block, else config.json.
-func pairsOf(summaryConfig any, configJSON json.RawMessage) [][2]string {
-	var b []byte
+// configOf is the run's config: the summary's block, else config.json.
+func configOf(summaryConfig any, configJSON json.RawMessage) any {
 	switch v := summaryConfig.(type) {
-	case json.RawMessage:
-		b = v
 	case nil:
+	case json.RawMessage:
+		if len(v) > 0 {
+			return v
+		}
 	default:
-		b, _ = json.Marshal(v)
+		return v
 	}
-	if len(b) == 0 {
-		b = configJSON
+	if len(configJSON) == 0 {
+		return nil
 	}
-	return flatten(json.RawMessage(b))
+	return configJSON
 }
 
 // flatten lists an object's keys in order, nested objects as a.b, values
@@ -692,33 +698,67 @@ func (d *Detail) chartsView() string {
 		}
 		return true
 	}
+	// The measured requests, as the Summary tab counts them; the
+	// warmup's are a series of their own, drawn apart.
 	counts := map[string]int{}
 	for _, st := range states {
-		counts[st] = x.Count(filterOf(st))
+		counts[st] = x.CountMeasured(filterOf(st))
 	}
-	yMax := nearest(x.TTFTs, 99.5) * 1.1
-	if len(x.TTFTs) == 0 {
+	warm := len(x.WarmupTTFTs)
+	ttfts := x.MeasuredTTFTs
+	yMax := nearest(ttfts, 99.5) * 1.1
+	if len(ttfts) == 0 {
 		for _, p := range x.Points {
 			yMax = max(yMax, p.TTFT)
 		}
 	}
-	avail := max(h-4, 4)
+	if warm > 0 && d.req.filter == runs.All {
+		// The warmup's dots stay on the chart.
+		yMax = max(yMax, float64(x.WarmupTTFTs[len(x.WarmupTTFTs)-1])*1.05)
+	}
+	// The titles wrap on a narrow screen; the charts share what is left.
+	w := max(d.width, 1)
+	head := common.WrapStyled(lipgloss.NewStyle(), s.PanelTitle.Render("TTFT (ms) over the run")+"  "+legend(s, counts, show, warm, d.req.filter == runs.All), w, 2)
+	// The summary's percentiles (linear), written as its figures are.
+	pct := func(p float64) string { return report.Figure{Unit: "ms"}.ShowNumber(linear(ttfts, p)) }
+	caption := common.WrapStyled(lipgloss.NewStyle(), s.PanelTitle.Render("TTFT distribution")+s.Muted.Render(fmt.Sprintf(", %s: p50 %s · p90 %s · p99 %s ms",
+		measuredWords(len(ttfts)), pct(50), pct(90), pct(99))), w, 2)
+	avail := max(h-2-lipgloss.Height(head)-lipgloss.Height(caption), 4)
 	hs := max(avail*55/100, 3)
 	hh := max(avail-hs, 3)
-	top := lipgloss.JoinVertical(lipgloss.Left,
-		s.PanelTitle.Render("TTFT (ms) over the run")+"  "+legend(s, counts, show),
-		scatter(x.Points, show, x.Span, yMax, d.width, hs, s),
+	top := lipgloss.JoinVertical(lipgloss.Left, head,
+		scatter(x.Points, show, d.req.filter == runs.All, x.Span, yMax, d.width, hs, s),
 	)
-	hi := nearest(x.TTFTs, 99.5)
-	caption := s.PanelTitle.Render("TTFT distribution") + s.Muted.Render(fmt.Sprintf("  n=%d  p50 %s  p90 %s  p99 %s  max %s ms",
-		len(x.TTFTs), axisNumber(nearest(x.TTFTs, 50)), axisNumber(nearest(x.TTFTs, 90)), axisNumber(nearest(x.TTFTs, 99)), axisNumber(nearest(x.TTFTs, 100))))
+	hi := nearest(ttfts, 99.5)
 	var bottom string
-	if len(x.TTFTs) == 0 {
-		bottom = caption + "\n" + s.Muted.Render("no successful request with a first token")
+	if len(ttfts) == 0 {
+		bottom = caption + "\n" + s.Muted.Render("no successful measured request with a first token")
 	} else {
-		bottom = lipgloss.JoinVertical(lipgloss.Left, caption, histogram(x.TTFTs, hi, d.width, hh, s))
+		bottom = lipgloss.JoinVertical(lipgloss.Left, caption, histogram(ttfts, hi, d.width, hh, s))
 	}
 	return lipgloss.JoinVertical(lipgloss.Left, top, bottom)
+}
+
+// measuredWords is "1 measured request", "27 measured requests".
+func measuredWords(n int) string {
+	if n == 1 {
+		return "1 measured request"
+	}
+	return fmt.Sprintf("%d measured requests", n)
+}
+
+// linear is the p-th percentile of sorted values, interpolated as the
+// summary's figures are (stats.Linear); nil without a value.
+func linear(sorted []float32, p float64) *float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
+	v := make([]float64, len(sorted))
+	for i, x := range sorted {
+		v[i] = float64(x)
+	}
+	out := stats.Linear(v, p)
+	return &out
 }
 
 func filterOf(state string) runs.Filter {

@@ -2,10 +2,12 @@ package run
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
+	"github.com/NimbleMarkets/ntcharts/canvas/graph"
 	"github.com/NimbleMarkets/ntcharts/canvas/runes"
 	"github.com/NimbleMarkets/ntcharts/linechart"
 	"github.com/charmbracelet/lipgloss"
@@ -38,6 +40,10 @@ func seriesData(series []stats.Point) chartData {
 	}
 	for i, p := range series {
 		d.ttftP50[i], d.ttftMax[i] = p.TTFTP50ms, p.TTFTMaxms
+		if p.Requests-p.Failed <= 0 || (p.TTFTP50ms == 0 && p.TTFTMaxms == 0) {
+			// No first token in this second: a gap, not a TTFT of 0.
+			d.ttftP50[i], d.ttftMax[i] = math.NaN(), math.NaN()
+		}
 		d.outTPS[i], d.inTPS[i] = p.OutputTPS, p.InputTPS
 	}
 	if n := len(series); n > 0 {
@@ -53,16 +59,24 @@ const (
 	noSecond = "measured in under a second"
 )
 
-// drawChart draws two lines (a over b) in w x h cells: h-1 rows of chart
-// and a time axis under it. A run shorter than the chart is wide is
-// stretched over the whole width; a longer one shows its newest seconds
-// at the right edge. first and last are the seconds of a[0] and a[n-1].
+// drawChart draws a as a line of box characters and b (nil for none) in
+// braille dots over it, in w x h cells: h-1 rows of chart and a time
+// axis under it. A run shorter than the chart is wide is stretched over
+// the whole width; a longer one shows its newest seconds at the right
+// edge. first and last are the seconds of a[0] and a[n-1].
+//
+// Both strokes put a value in the same row (the row of its braille
+// dot), so a larger value is never drawn below a smaller one: ntcharts'
+// own box lines and braille scale the height differently.
 func drawChart(s *theme.Styles, w, h int, a, b []float64, first, last int, empty string) string {
 	if w < 8 || h < 2 {
 		return ""
 	}
 	if len(a) == 0 {
 		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s.Muted.Render(truncate(empty, w)))
+	}
+	if b != nil && len(b) != len(a) {
+		b = nil
 	}
 	ch := h - 1 // the time axis takes the last row
 	if ch < 2 {
@@ -72,7 +86,12 @@ func drawChart(s *theme.Styles, w, h int, a, b []float64, first, last int, empty
 	// value lands just outside the canvas.
 	top := 1.0
 	for i := range a {
-		top = max(top, a[i], b[i])
+		if !math.IsNaN(a[i]) {
+			top = max(top, a[i])
+		}
+		if b != nil && !math.IsNaN(b[i]) {
+			top = max(top, b[i])
+		}
 	}
 	top *= 1.15
 	opts := []linechart.Option{
@@ -85,30 +104,120 @@ func drawChart(s *theme.Styles, w, h int, a, b []float64, first, last int, empty
 	// A longer run shows its newest seconds, one column each.
 	from := first
 	if len(a) > gw {
-		a, b = a[len(a)-gw:], b[len(b)-gw:]
+		a = a[len(a)-gw:]
+		if b != nil {
+			b = b[len(b)-gw:]
+		}
 		from = last - gw + 1
 	}
 	if len(a) == 1 {
 		// One second: a level line over the whole width.
-		a, b = []float64{a[0], a[0]}, []float64{b[0], b[0]}
+		a = []float64{a[0], a[0]}
+		if b != nil {
+			b = []float64{b[0], b[0]}
+		}
 	}
 	n := len(a)
-	// The x range is the points shown, so a short run spans the width.
 	lc := linechart.New(w, ch, 0, float64(max(n-1, 1)), 0, top, opts...)
 	lc.DrawXYAxisAndLabel()
-	pt := func(v []float64, i int) canvas.Float64Point { return canvas.Float64Point{X: float64(i), Y: v[i]} }
+	g := plot{x0: lc.Origin().X + 1, gw: lc.GraphWidth(), gh: lc.GraphHeight(), n: n, top: top}
 	// The two lines differ by their strokes, not only by colour: b in
 	// braille dots under a drawn with box lines, as the legend shows.
-	for i := 1; i < n; i++ {
-		lc.DrawBrailleLineWithStyle(pt(b, i-1), pt(b, i), s.SeriesB)
+	// Each second holds its value until the next one (a step line), so
+	// both strokes take the same path through a column.
+	if b != nil {
+		dots := runes.NewPatternDotsGrid(2*g.gw, 4*g.gh)
+		for _, run := range steps(b, g.dot) {
+			for _, p := range run {
+				dots.Set(p.X, p.Y)
+			}
+		}
+		graph.DrawBraillePatterns(&lc.Canvas, canvas.Point{X: g.x0, Y: 0}, dots.BraillePatterns(), s.SeriesB)
 	}
-	for i := 1; i < n; i++ {
-		lc.DrawLineWithStyle(pt(a, i-1), pt(a, i), runes.ArcLineStyle, s.SeriesA)
+	for _, run := range steps(a, g.cell) {
+		if len(run) == 1 {
+			// A second alone between gaps: a mark where it is.
+			lc.Canvas.SetCell(run[0], canvas.NewCellWithStyle('╴', s.SeriesA))
+			continue
+		}
+		graph.DrawLinePoints(&lc.Canvas, run, runes.ArcLineStyle, s.SeriesA)
 	}
 	if ch == h {
 		return lc.View()
 	}
-	return lc.View() + "\n" + timeAxis(s, w, lc.Origin().X+1, lc.GraphWidth(), from, last)
+	return lc.View() + "\n" + timeAxis(s, w, g.x0, g.gw, from, last)
+}
+
+// steps are the paths of a step line through v's points: each second
+// level from its point to the next one's x, then up or down to the next
+// value, every cell (or dot) on the way in order, as at maps a point. A
+// second without a value (NaN) is a gap: the line stops at its x and
+// starts again after it.
+func steps(v []float64, at func(i int, v float64) canvas.Point) [][]canvas.Point {
+	var runs [][]canvas.Point
+	var path []canvas.Point
+	add := func(p canvas.Point) {
+		if n := len(path); n == 0 || path[n-1] != p {
+			path = append(path, p)
+		}
+	}
+	flush := func() {
+		if len(path) > 0 {
+			runs = append(runs, path)
+		}
+		path = nil
+	}
+	for i := range v {
+		if math.IsNaN(v[i]) {
+			flush()
+			continue
+		}
+		from := at(i, v[i])
+		add(from)
+		if i == len(v)-1 {
+			break
+		}
+		// Level to the next second's x.
+		to := at(i+1, v[i])
+		for x := from.X; x <= to.X; x++ {
+			add(canvas.Point{X: x, Y: from.Y})
+		}
+		if math.IsNaN(v[i+1]) {
+			continue
+		}
+		next := at(i+1, v[i+1])
+		step := 1
+		if next.Y < from.Y {
+			step = -1
+		}
+		for y := from.Y; y != next.Y+step; y += step {
+			add(canvas.Point{X: next.X, Y: y})
+		}
+	}
+	flush()
+	return runs
+}
+
+// plot is the area inside the y axis: gw columns from x0 and gh rows
+// from the top, n points over the width, 0 to top over the height.
+type plot struct {
+	x0, gw, gh, n int
+	top           float64
+}
+
+// dot is the braille dot of point i with value v, from the plot's top
+// left (2 x 4 dots a cell).
+func (g plot) dot(i int, v float64) canvas.Point {
+	w, h := 2*g.gw-1, 4*g.gh-1
+	x := int(math.Round(float64(i) / float64(max(g.n-1, 1)) * float64(w)))
+	y := h - int(math.Round(min(max(v/g.top, 0), 1)*float64(h)))
+	return canvas.Point{X: x, Y: y}
+}
+
+// cell is the canvas cell of point i with value v: the cell of its dot.
+func (g plot) cell(i int, v float64) canvas.Point {
+	d := g.dot(i, v)
+	return canvas.Point{X: g.x0 + d.X/2, Y: d.Y / 4}
 }
 
 // timeAxis labels the chart's first and last second under the graph

@@ -5,8 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/internal/textclean"
+	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -71,7 +75,7 @@ func fromEvent(e bench.Event) (logLine, bool) {
 		l.text = "phase " + e.Phase
 		switch {
 		case e.Total >= 0:
-			l.text += fmt.Sprintf(": %d requests", e.Total)
+			l.text += ": " + report.Requests(e.Total)
 		case e.Duration > 0:
 			l.text += fmt.Sprintf(": %s", e.Duration)
 		}
@@ -113,30 +117,46 @@ func fromEvent(e bench.Event) (logLine, bool) {
 	return l, true
 }
 
-// render draws one line at most width cells wide.
+// render draws one entry in rows of at most width cells: a message too
+// long for one row goes on under itself, indented past the time, never
+// cut.
 func (l logLine) render(s *theme.Styles, width int) string {
-	ts := ""
+	ts, tsW := "", 0
 	if !l.at.IsZero() {
-		ts = s.Muted.Render(l.at.Format("15:04:05")) + " "
+		ts, tsW = s.Muted.Render(l.at.Format("15:04:05"))+" ", 9
 	}
-	var body string
+	var mark, text string
+	var style lipgloss.Style
 	switch l.kind {
 	case logPhase:
-		body = s.Bold.Render("» " + l.text)
+		mark, text, style = "» ", l.text, s.Bold
 	case logWarn:
-		body = s.Warn.Render("! " + l.text)
+		mark, text, style = "! ", l.text, s.Warn
 	case logError:
-		body = s.Error.Render("✗ " + l.text)
+		mark, text, style = "✗ ", l.text, s.Error
 	case logRequest:
 		state := l.state
 		if state == "" {
 			state = "unverified"
 		}
-		body = "  " + l.text + "  " + s.State(state).Render(state)
+		return truncate(ts+"  "+l.text+"  "+s.State(state).Render(state), width)
 	default:
-		body = "  " + l.text
+		mark, text, style = "  ", l.text, lipgloss.NewStyle()
 	}
-	return truncate(ts+body, width)
+	room := width - tsW - 2
+	if room < 8 {
+		return truncate(ts+style.Render(mark+text), width)
+	}
+	lines := common.Wrap(text, room)
+	out := make([]string, len(lines))
+	for i, t := range lines {
+		if i == 0 {
+			out[i] = ts + style.Render(mark+t)
+		} else {
+			out[i] = strings.Repeat(" ", tsW+2) + style.Render(t)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // oneLine keeps a message on one line of the log.

@@ -17,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/screens/common"
+	"github.com/kvbench/kvbench/screens/curve"
 	"github.com/kvbench/kvbench/screens/dialog"
 	"github.com/kvbench/kvbench/theme"
 )
@@ -74,7 +75,8 @@ type Model struct {
 
 	charts    chartData
 	ttftChart string
-	tpsChart  string
+	outChart  string // output tok/s
+	inChart   string // input tok/s, on a terminal wide enough for three charts
 	chartKey  string
 
 	finished    bool
@@ -395,9 +397,11 @@ func (m *Model) finish(f bench.Finish) tea.Cmd {
 }
 
 func (m *Model) setSnapshot(s bench.Snapshot) {
+	before := m.chartHeight()
 	m.snap = s
 	d := seriesData(s.Series)
-	if d.key != m.charts.key {
+	if d.key != m.charts.key || m.chartHeight() != before {
+		// A new second, or panels grown for a warning.
 		m.charts = d
 		m.redrawCharts()
 	}
@@ -438,7 +442,9 @@ func (m *Model) panelHeight() int {
 	if m.width < compactWidth {
 		return len(m.compactPanels())
 	}
-	return panelLines
+	// The panels grow for a long warning, up to a third of the screen.
+	limit := max(panelLines, m.height/3)
+	return max(panelLines, min(m.clientLines(limit-2)+2, limit))
 }
 
 func (m *Model) chartHeight() int {
@@ -456,22 +462,58 @@ func (m *Model) logHeight() int {
 	return max(m.avail()-m.chartHeight(), 0)
 }
 
-func (m *Model) chartWidths() (int, int) {
+// threeCharts is the narrowest terminal that shows input tok/s in a
+// chart of its own; below it the input rate is a figure in the output
+// chart's title. Output and input never share an axis: input is tens of
+// times output, which would lie flat on zero under it.
+const threeCharts = 120
+
+// chartWidths are the widths of the chart panels: TTFT, output tok/s
+// and, when wide enough, input tok/s (0 otherwise).
+func (m *Model) chartWidths() (int, int, int) {
+	if m.width >= threeCharts {
+		a := m.width / 3
+		return a, a, m.width - 2*a
+	}
 	a := m.width / 2
-	return a, m.width - a
+	return a, m.width - a, 0
 }
 
 func (m *Model) redrawCharts() {
 	h := m.chartHeight()
 	m.chartKey = ""
 	if h < minChartLines || m.width < 20 {
-		m.ttftChart, m.tpsChart = "", ""
+		m.ttftChart, m.outChart, m.inChart = "", "", ""
 		return
 	}
-	a, b := m.chartWidths()
+	a, b, c := m.chartWidths()
 	p := m.c.Styles.Panel
-	m.ttftChart = drawChart(m.c.Styles, a-p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, m.charts.first, m.charts.last, waiting)
-	m.tpsChart = drawChart(m.c.Styles, b-p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, m.charts.first, m.charts.last, waiting)
+	fw, fh := p.GetHorizontalFrameSize(), h-p.GetVerticalFrameSize()
+	m.ttftChart = drawChart(m.c.Styles, a-fw, fh, m.charts.ttftP50, m.charts.ttftMax, m.charts.first, m.charts.last, waiting)
+	m.outChart = drawChart(m.c.Styles, b-fw, fh, m.charts.outTPS, nil, m.charts.first, m.charts.last, waiting)
+	m.inChart = ""
+	if c > 0 {
+		m.inChart = drawChart(m.c.Styles, c-fw, fh, m.charts.inTPS, nil, m.charts.first, m.charts.last, waiting)
+	}
+}
+
+// outTitle is the output chart's title in a panel w cells wide, with
+// the latest input rate when input has no chart of its own (shorter
+// forms first dropping the unit, then the input).
+func (m *Model) outTitle(w int, withInput bool) string {
+	st := m.c.Styles
+	t := st.PanelTitle.Render("output tok/s")
+	n := len(m.charts.inTPS)
+	if !withInput || n == 0 {
+		return t
+	}
+	in := curve.AxisLabel(0, m.charts.inTPS[n-1])
+	for _, f := range []string{" · input " + in + " tok/s", " · input " + in} {
+		if lipgloss.Width(t+f) <= w-4 {
+			return t + st.Muted.Render(f)
+		}
+	}
+	return t
 }
 
 func (m *Model) Title() string { return "run " + m.info.Workload }
@@ -534,14 +576,19 @@ func (m *Model) draw() string {
 		return m.finishedView()
 	}
 	header := m.headerView()
-	a, b := m.chartWidths()
+	a, b, c := m.chartWidths()
 	h := m.chartHeight()
 	st := m.c.Styles
 	var charts string
 	if h >= minChartLines {
-		charts = beside(
+		blocks := []string{
 			panel(st.Panel, legend(st, "TTFT ms", "p50", "max"), m.ttftChart, a, h),
-			panel(st.Panel, legend(st, "tok/s", "output", "input"), m.tpsChart, b, h))
+			panel(st.Panel, m.outTitle(b, c == 0), m.outChart, b, h),
+		}
+		if c > 0 {
+			blocks = append(blocks, panel(st.Panel, st.PanelTitle.Render("input tok/s"), m.inChart, c, h))
+		}
+		charts = beside(blocks...)
 	}
 	parts := []string{header}
 	if charts != "" {
@@ -620,7 +667,8 @@ func progressOf(s bench.Snapshot) (pct float64, eta time.Duration, known bool) {
 }
 
 // compactPanels are the panels' figures as lines of text, for narrow
-// terminals: what matters first comes first on each line.
+// terminals: what matters first comes first on each line, and a line
+// too long for the width goes on under its label rather than being cut.
 func (m *Model) compactPanels() []string {
 	st := m.c.Styles
 	s := m.snap
@@ -629,18 +677,21 @@ func (m *Model) compactPanels() []string {
 	if s.HitRatio != nil {
 		hit = fmt.Sprintf("%.1f %%", *s.HitRatio*100)
 	}
+	const labelW = 7
 	label := func(l string) string { return st.PanelTitle.Render(fmt.Sprintf("%-6s", l)) + " " }
 	// The timing error first: it is by how much a warning says latencies
 	// may be inflated.
 	timing := timingStyle(st, s).Render("timing error p99 "+timingText(s.TimingErrorP99Ms)) + st.Muted.Render(" · ")
 	client := fmt.Sprintf("CPU %.0f %% · lag %.1f ms", s.CPUPercent, s.MaxDispatchLagMs)
+	// What is wrong first, right after the label; then the timing error.
+	client = timing + client
 	switch {
 	case s.Warning != "":
-		client = st.Warn.Render(s.Warning) + st.Muted.Render(" · ") + client
+		// The label says "client" already.
+		client = st.Warn.Render(strings.TrimPrefix(s.Warning, "client ")) + st.Muted.Render(" · ") + client
 	case s.Note != "":
 		client = st.Muted.Render(s.Note) + st.Muted.Render(" · ") + client
 	}
-	client = timing + client
 	lines := []string{
 		label("reqs") + fmt.Sprintf("%d in flight · %d done · ", s.InFlight, s.Done) + failedText(st, s.Failed) + " failed",
 		label("TTFT") + "mean " + fmtMs(s.MeanTTFTms, ok) + " · p99 " + fmtMs(s.P99TTFTms, ok),
@@ -648,10 +699,21 @@ func (m *Model) compactPanels() []string {
 			st.Reused.Render(fmt.Sprintf("%d reused", s.Reused)) + " · " + st.Unverified.Render(fmt.Sprintf("%d unverified", s.Unverified)),
 		label("client") + client,
 	}
-	for i, l := range lines {
-		lines[i] = truncate(l, m.width)
+	var out []string
+	for _, l := range lines {
+		if m.width <= labelW+8 {
+			out = append(out, truncate(l, m.width))
+			continue
+		}
+		head := ansi.Truncate(l, labelW, "")
+		for i, w := range common.Wrap(ansi.TruncateLeft(l, labelW, ""), m.width-labelW) {
+			if i > 0 {
+				head = strings.Repeat(" ", labelW)
+			}
+			out = append(out, head+w)
+		}
 	}
-	return lines
+	return out
 }
 
 func (m *Model) panelsView() string {
@@ -712,23 +774,77 @@ func (m *Model) panelsView() string {
 	inner := w3 - st.Panel.GetHorizontalFrameSize()
 	switch {
 	case s.Warning != "":
-		health = append(health, st.Warn.Render(lipgloss.NewStyle().Width(inner).Render(s.Warning)))
+		health = append(health, common.WrapStyled(st.Warn, m.clientWarning(inner, m.panelHeight()-2-len(health)), inner, 0))
 	case s.Load.Slipping:
 		// Never "keeps up" while the schedule slips: say why it does.
-		health = append(health, st.Warn.Render(lipgloss.NewStyle().Width(inner).Render("schedule slipping: "+s.Load.Cause)))
+		health = append(health, common.WrapStyled(st.Warn, "schedule slipping: "+s.Load.Cause, inner, 0))
 	case s.Note != "":
 		// A busy machine while the client still keeps time.
-		health = append(health, st.Muted.Render(lipgloss.NewStyle().Width(inner).Render(s.Note)))
+		health = append(health, common.WrapStyled(st.Muted, s.Note, inner, 0))
 	default:
 		health = append(health, st.OK.Render("client keeps up"))
 	}
 	if s.DroppedEvent > 0 {
 		health = append(health, row("log lines dropped", fmt.Sprint(s.DroppedEvent), w3))
 	}
+	cache, client := strings.Join(cacheRows, "\n"), strings.Join(health, "\n")
+	h := m.panelHeight()
 	return beside(
-		panel(st.Panel, st.PanelTitle.Render("Requests"), reqs, w1, panelLines),
-		panel(st.Panel, st.PanelTitle.Render("Cache"), strings.Join(cacheRows, "\n"), w2, panelLines),
-		panel(st.Panel, st.PanelTitle.Render("Client"), strings.Join(health, "\n"), w3, panelLines))
+		panel(st.Panel, st.PanelTitle.Render("Requests"), reqs, w1, h),
+		panel(st.Panel, st.PanelTitle.Render("Cache"), cache, w2, h),
+		panel(st.Panel, st.PanelTitle.Render("Client"), client, w3, h))
+}
+
+// clientWarning is the overload warning whole when it fits in rows
+// lines of inner cells, else shorter forms of it down to its first
+// words, pointing to the log, which has every reason as it was found.
+func (m *Model) clientWarning(inner, rows int) string {
+	forms := warningForms(m.snap.Warning)
+	for _, f := range forms {
+		if len(common.Wrap(f, inner)) <= rows {
+			return f
+		}
+	}
+	return forms[len(forms)-1]
+}
+
+// warningForms are a warning and its shorter forms, longest first:
+// "client overloaded, latencies may be inflated: reasons", without the
+// reasons, then "client overloaded (see the log)".
+func warningForms(w string) []string {
+	forms := []string{w}
+	head, _, ok := strings.Cut(w, ": ")
+	if ok {
+		forms = append(forms, head+" (reasons in the log)")
+	}
+	if first, _, ok := strings.Cut(head, ", "); ok {
+		forms = append(forms, first+" (see the log)")
+	}
+	return forms
+}
+
+// clientLines is how many lines the Client panel's text takes in at
+// most room lines: a warning is wrapped whole when it fits, its first
+// part otherwise (clientWarning).
+func (m *Model) clientLines(room int) int {
+	s := m.snap
+	inner := m.width - 2*(m.width/3) - m.c.Styles.Panel.GetHorizontalFrameSize()
+	n := 3
+	if s.Load.GoodFraction != nil {
+		n++
+	}
+	switch {
+	case s.Warning != "":
+		n += len(common.Wrap(m.clientWarning(inner, room-n), inner))
+	case s.Load.Slipping:
+		n += len(common.Wrap("schedule slipping: "+s.Load.Cause, inner))
+	default:
+		n++
+	}
+	if s.DroppedEvent > 0 {
+		n++
+	}
+	return n
 }
 
 // rateText is the achieved request rate, over the target when there is
@@ -759,18 +875,28 @@ func (m *Model) logView(w, h int) string {
 	inner := h - st.GetVerticalFrameSize()
 	innerW := w - st.GetHorizontalFrameSize()
 	n := m.log.len()
-	m.logOff = min(m.logOff, max(n-inner, 0))
+	// The offset counts entries; an entry may take several rows.
+	m.logOff = min(m.logOff, max(n-1, 0))
 	end := n - m.logOff
-	start := max(end-inner, 0)
-	lines := make([]string, 0, inner)
-	for i := start; i < end; i++ {
-		lines = append(lines, m.log.at(i).render(m.c.Styles, innerW))
+	// Whole entries, newest at the bottom; an entry taller than the log
+	// shows its first rows (where its id and error are) and ends in "…".
+	var rows []string
+	for i := end - 1; i >= 0; i-- {
+		entry := strings.Split(m.log.at(i).render(m.c.Styles, innerW), "\n")
+		if len(rows)+len(entry) > inner {
+			if len(rows) == 0 && inner > 0 {
+				rows = entry[:inner]
+				rows[inner-1] = truncate(rows[inner-1], max(innerW-1, 1)) + "…"
+			}
+			break
+		}
+		rows = append(entry, rows...)
 	}
 	title := m.c.Styles.PanelTitle.Render("Log")
 	if m.logOff > 0 {
 		title += m.c.Styles.Muted.Render(fmt.Sprintf(" (%d newer below)", m.logOff))
 	}
-	return panel(st, title, strings.Join(lines, "\n"), w, h)
+	return panel(st, title, strings.Join(rows, "\n"), w, h)
 }
 
 func (m *Model) finishedView() string {
@@ -786,12 +912,17 @@ func (m *Model) finishedView() string {
 	head := truncate(status+"  "+st.Title.Render(m.info.Workload)+st.Muted.Render(" on ")+st.Bold.Render(m.info.Engine)+
 		st.Muted.Render(" · elapsed ")+fmtDuration(m.snap.Elapsed), m.width)
 	if m.err != "" {
-		head += "\n" + truncate(st.Error.Render(m.err), m.width)
+		head += "\n" + common.WrapStyled(st.Error, m.err, m.width, 0)
 	}
-	// The workload's verdict on its expectation, in one line; the
-	// summary's Expectation section has it whole.
-	if e := record.WorkloadExpectation(m.summary); e != nil {
-		head += "\n" + truncate(common.ExpectationStyle(st, e.Verdict).Render("expectation "+record.VerdictText(e.Verdict))+st.Muted.Render(": "+e.Reason), m.width)
+	if story := m.headline(); story != "" {
+		// What reuse changed, before anything else: the same words as
+		// the text summary's KV cache section and the HTML report.
+		head += "\n" + story
+	} else if e := record.WorkloadExpectation(m.summary); e != nil {
+		// A summary without a headline: the workload's verdict on its
+		// expectation; the summary's Expectation section has it whole.
+		head += "\n" + common.WrapStyled(lipgloss.NewStyle(),
+			common.ExpectationStyle(st, e.Verdict).Render("expectation "+record.VerdictText(e.Verdict))+st.Muted.Render(": "+e.Reason), m.width, 2)
 	}
 	h := m.height - lipgloss.Height(head)
 	if m.logFocus {
@@ -814,11 +945,39 @@ func (m *Model) finishedView() string {
 	right := strings.Join([]string{
 		panel(st.Panel, legend(st, "TTFT ms", "p50", "max"),
 			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, m.charts.first, m.charts.last, noSecond), rest, ch),
-		panel(st.Panel, legend(st, "tok/s", "output", "input"),
-			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.outTPS, m.charts.inTPS, m.charts.first, m.charts.last, noSecond), rest, ch),
+		panel(st.Panel, m.outTitle(rest, true),
+			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.outTPS, nil, m.charts.first, m.charts.last, noSecond), rest, ch),
 		m.logView(rest, max(h-2*ch, 3)),
 	}, "\n")
 	return head + "\n" + beside(sum, right)
+}
+
+// headline is the summary's headline wrapped to the width: the verdict
+// in its colour, hit ratio, cold vs reused TTFT and the speedup, then
+// what limited the run; "" for a summary without one. It takes at most
+// half the screen.
+func (m *Model) headline() string {
+	if m.summary == nil || m.summary.Headline == nil {
+		return ""
+	}
+	st := m.c.Styles
+	h := m.summary.Headline
+	line := report.HeadlineLine(h)
+	verdict := report.VerdictWords(h.Verdict)
+	vs := st.Bold
+	if h.Verdict != nil {
+		vs = common.ExpectationStyle(st, *h.Verdict).Bold(true)
+	}
+	text := vs.Render(verdict) + st.Bold.Render(strings.TrimPrefix(line, verdict))
+	lines := common.Wrap(text, m.width)
+	for _, why := range h.LimitedBy {
+		lines = append(lines, strings.Split(common.WrapStyled(st.Warn, "! limited by: "+why, m.width, 2), "\n")...)
+	}
+	if room := max(m.height/2, 1); len(lines) > room {
+		lines = lines[:room]
+		lines[room-1] = truncate(lines[room-1], max(m.width-1, 1)) + "…"
+	}
+	return strings.Join(lines, "\n")
 }
 
 // scrolled frames the part of text that fits, from the summary offset.

@@ -355,7 +355,44 @@ func TestClientPanelTimingError(t *testing.T) {
 		t.Fatalf("overloaded:\n%s", v)
 	}
 	m.SetSize(60, 30)
-	if v := m.View(); !strings.Contains(v, "client overloaded") || !strings.Contains(v, "timing error p99 7.20 ms") {
+	if v := m.View(); !strings.Contains(v, "overloaded, latencies may") || !strings.Contains(v, "timing error p99 7.20 ms") {
 		t.Fatalf("compact:\n%s", v)
+	}
+}
+
+// TestMaxNeverBelowP50: in every column of the TTFT chart, the max's
+// braille dots are never drawn in a row under the p50's line (ntcharts
+// scales its box lines and braille differently: a max equal to or just
+// above the p50 showed a row below it).
+func TestMaxNeverBelowP50(t *testing.T) {
+	st := theme.New(theme.Default)
+	cases := [][2][]float64{
+		{{12, 12, 12, 12, 8, 8, 8, 8, 8, 8, 8, 8, 14}, {12, 12, 12, 12, 9, 9, 9, 9, 9, 9, 9, 9, 16}},
+		{{10, 10, 10, 10}, {10.5, 10.5, 10.5, 10.5}},
+		{{8, 7.9, 8.2, 16, 8, 7.5, 8.1, 8.3}, {12, 11, 8.2, 16.5, 12, 9, 10, 16}},
+		{{100, 50, 25, 12, 6}, {200, 60, 26, 30, 7}},
+	}
+	for _, c := range cases {
+		for _, h := range []int{5, 8, 14} {
+			out := drawChart(st, 40, h, c[0], c[1], 0, len(c[0])-1, waiting)
+			rows := strings.Split(out, "\n")
+			grid := make([][]rune, len(rows))
+			for i, r := range rows {
+				grid[i] = []rune(r)
+			}
+			for x := 0; x < 40; x++ {
+				lineBottom := -1
+				for y := range grid {
+					if x < len(grid[y]) && strings.ContainsRune("─╭╮╰╯│╴╶", grid[y][x]) {
+						lineBottom = y
+					}
+				}
+				for y := range grid {
+					if x < len(grid[y]) && grid[y][x] > 0x2800 && grid[y][x] <= 0x28ff && lineBottom >= 0 && y > lineBottom {
+						t.Fatalf("max drawn under the p50 at column %d (height %d):\n%s", x, h, out)
+					}
+				}
+			}
+		}
 	}
 }

@@ -42,6 +42,15 @@ func ttftCDF(rs []*Run) (*chart, error) {
 				}
 			}
 			groups = append(groups, group{st, stateLooks[i], v})
+			if i == 0 && rs[0].warmBaseline() {
+				// The cold baseline the headline used, beside the
+				// measured requests.
+				var w []float64
+				for _, q := range rs[0].warmCold {
+					w = append(w, float64(q.ttftMs))
+				}
+				groups = append(groups, group{warmLabel, warmLook, w})
+			}
 		}
 	} else {
 		for i, r := range rs {
@@ -72,7 +81,27 @@ func ttftCDF(rs []*Run) (*chart, error) {
 		c.addLegend(fmt.Sprintf("%s (%d)", g.label, len(g.vals)), ln, sc)
 	}
 	c.notes = append(c.notes, "Markers sit at the p50, p90 and p99 of each line.")
+	if single(rs) && rs[0].warmBaseline() {
+		c.notes = append(c.notes, warmNote(rs[0]))
+	}
 	return c, nil
+}
+
+// warmLabel names the warmup's cold requests in legends.
+const warmLabel = "warmup cold"
+
+// warmNote says why the warmup's requests are drawn.
+func warmNote(r *Run) string {
+	return fmt.Sprintf("Too few measured requests were cold, so the cold baseline is the warmup's %s that found nothing cached (%s): the headline's speedup compares them with the reused requests.",
+		requests(len(r.warmCold)), warmLabel)
+}
+
+// requests is "1 request", "5 requests".
+func requests(n int) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return fmt.Sprintf("%d requests", n)
 }
 
 // ttfts are a run's successful TTFTs in ms.
@@ -146,6 +175,14 @@ func ttftTime(rs []*Run) (*chart, error) {
 				add(&gs[q.state], q)
 			}
 		}
+		if rs[0].warmBaseline() {
+			p.X.Label.Text = "Submit time since the first measured request (s)"
+			w := group{label: warmLabel, look: warmLook}
+			for _, q := range rs[0].warmCold {
+				add(&w, q)
+			}
+			gs = append(gs[:1], append([]group{w}, gs[1:]...)...)
+		}
 		groups = gs
 	} else {
 		for ri, r := range rs {
@@ -176,6 +213,9 @@ func ttftTime(rs []*Run) (*chart, error) {
 	}
 	if stride > 1 {
 		c.notes = append(c.notes, fmt.Sprintf("One request in %d is drawn (%d requests in all).", stride, total))
+	}
+	if single(rs) && rs[0].warmBaseline() {
+		c.notes = append(c.notes, "The warmup's cold requests ran before the first measured request: their times are negative.")
 	}
 	return c, nil
 }

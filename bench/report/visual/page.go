@@ -63,6 +63,7 @@ type page struct {
 // it), light and dark through prefers-color-scheme.
 func (r *Report) HTML(w io.Writer) error {
 	pg := &page{}
+	var doc *runDoc
 	switch {
 	case len(r.Series) > 0:
 		// A series is read by its tables: its runs each have a report.
@@ -70,6 +71,8 @@ func (r *Report) HTML(w io.Writer) error {
 		return pageTmpl.Execute(w, pg)
 	case len(r.Sweeps) > 0:
 		r.sweepPage(pg)
+	case len(r.Runs) == 1:
+		doc = r.singlePage(pg)
 	default:
 		if err := r.runPage(pg); err != nil {
 			return err
@@ -97,6 +100,9 @@ func (r *Report) HTML(w io.Writer) error {
 			return err
 		}
 		pg.Figures = append(pg.Figures, figure{Name: name, Title: c.title, SVG: template.HTML(b), Notes: c.notes})
+	}
+	if doc != nil {
+		return runTmpl.Execute(w, doc)
 	}
 	return pageTmpl.Execute(w, pg)
 }

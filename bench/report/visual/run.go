@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
 )
 
 // MetricsFile is the engine's Prometheus samples of a run (spec/record.md).
@@ -73,10 +74,15 @@ type Run struct {
 	summary *node        // bench_summary.json; nil when absent or not an object
 	detail  *runs.Detail // the figures a comparison sets side by side
 	reqs    []request
-	hits    []hitSample
-	metrics bool // metrics.jsonl exists with at least one sample
-	trace   bool // some request carries expected_cached_tokens
-	start   float64
+	// warmCold are the warmup's requests that found nothing cached, with
+	// a TTFT (submit times before the first measured one are negative):
+	// the headline's cold baseline when too few measured requests were
+	// cold.
+	warmCold []request
+	hits     []hitSample
+	metrics  bool // metrics.jsonl exists with at least one sample
+	trace    bool // some request carries expected_cached_tokens
+	start    float64
 }
 
 // Label is how a run is named in legends: its name, else its id.
@@ -185,12 +191,19 @@ func (r *Run) readRequests() error {
 	path := filepath.Join(r.Dir, record.RequestsFile)
 	var all []request
 	var abs []float64 // submit times, absolute, of all kept requests
+	var warm []request
+	var warmAbs []float64
 	first := math.Inf(1)
 	torn, err := eachLine(path, func(b []byte) {
 		var l reqLine
 		if json.Unmarshal(b, &l) != nil || l.RequestID == "" {
 			r.Torn++
 			return
+		}
+		if l.Phase == sender.PhaseWarmup && l.CacheState == sender.StateCold && l.Successful && l.TTFT != nil && *l.TTFT >= 0 && !math.IsInf(*l.TTFT, 0) {
+			warm = append(warm, request{ttftMs: float32(*l.TTFT * 1000), itlMs: nan32, state: 0, ok: true,
+				prompt: count(l.PromptTokens), cached: count(l.CachedTokens), expected: -1, expectedLRU: -1})
+			warmAbs = append(warmAbs, l.SubmitTime)
 		}
 		if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
 			return
@@ -244,6 +257,13 @@ func (r *Run) readRequests() error {
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].submit < all[j].submit })
 	r.reqs = all
+	if len(all) == 0 {
+		warm = nil // no measured request to set them against
+	}
+	for i := range warm {
+		warm[i].submit = float32(warmAbs[i] - first)
+	}
+	r.warmCold = warm
 	return nil
 }
 
@@ -311,4 +331,25 @@ func hitRate(a, b map[string]float64) (float64, bool) {
 		return math.Max(0, math.Min(1, (hb-ha)/dq)), true
 	}
 	return 0, false
+}
+
+// warmBaseline reports whether the run's cold baseline is its warmup's
+// cold requests: the headline says so, or (a summary written before
+// headlines) fewer than 3 measured requests were cold, as the headline
+// would have decided.
+func (r *Run) warmBaseline() bool {
+	if len(r.warmCold) == 0 {
+		return false
+	}
+	if d := r.detail; d != nil && d.Summary != nil && d.Summary.Headline != nil {
+		b := d.Summary.Headline.Baseline
+		return b != nil && *b == stats.BaselineWarmupCold
+	}
+	cold := 0
+	for _, q := range r.reqs {
+		if q.state == 0 && !math.IsNaN(float64(q.ttftMs)) {
+			cold++
+		}
+	}
+	return cold < 3
 }

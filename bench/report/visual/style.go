@@ -59,6 +59,10 @@ var stateLooks = [3]look{
 	{orange, dotted, draw.CrossGlyph{}, "cross"},
 }
 
+// warmLook is the warmup's cold requests when they are the cold
+// baseline: the cold colour's lighter tone, its own dash and marker.
+var warmLook = look{skyBlue, dashDt, draw.SquareGlyph{}, "square"}
+
 // runLooks are the looks of the runs of a comparison, in argument order;
 // more runs than looks reuse them with the next dash pattern.
 var runLooks = []look{

@@ -59,6 +59,10 @@ type Spec struct {
 	// its cache_reset.
 	Goodput    *load.Goodput
 	CacheReset *string
+	// Headline writes the blocks a summary has today: headline,
+	// by_cache_state, serving and errors (without it, a summary written
+	// before them).
+	Headline bool
 	// Folder names the run folder (a sweep's cells/01-rate-5) instead of
 	// <stamp>-<workload>[-<name>].
 	Folder string
@@ -264,6 +268,14 @@ func finish(w *record.Writer, c *stats.Collector, cfg *config.Config, s Spec) (s
 		Goodput:    s.Goodput,
 		Workload:   s.WorkloadBlock,
 		CacheReset: s.CacheReset,
+	}
+	if s.Headline {
+		errs := b.Errors
+		if errs == nil {
+			errs = map[string]int{}
+		}
+		sum.ByCacheState, sum.Serving, sum.Errors = &b.ByCacheState, &b.Serving, &errs
+		sum.Headline = record.NewHeadline(sum, b.Speedup)
 	}
 	if err := w.WriteSummary(sum); err != nil {
 		return "", err
