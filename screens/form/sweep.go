@@ -30,7 +30,14 @@ const (
 	sweepWSSearch   = "cliff search: working set"
 )
 
-var sweepKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepConcSearch, sweepWSList, sweepWSSearch}
+// sweepKinds in the select's order: the working-set two between the
+// load kinds, so ←/→ from the first still wraps to a load search; the
+// select's description names the four load kinds, as before, and ←/→
+// shows the other two.
+var sweepKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepWSList, sweepWSSearch, sweepConcSearch}
+
+// loadKinds are the four kinds the select's description names.
+var loadKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepConcSearch}
 
 // sweepAnswers are the sweep settings typed in the form; they are kept
 // when the sweep is refused, so the form reopens with them.
@@ -177,7 +184,7 @@ func (m *Model) openSweep() tea.Cmd {
 		return nil
 	})
 	kind := huh.NewSelect[string]().Key("sweep_kind").Title("Sweep").
-		Description("the same run at several loads, each cell with its own prompt salt · " + strings.Join(sweepKinds, " | ") + " (←/→)").
+		Description("the same run at several loads, each cell with its own prompt salt · " + strings.Join(loadKinds, " | ") + " (←/→)").
 		Inline(true).Options(huh.NewOptions(sweepKinds...)...).Value(&a.kind)
 	km := huh.NewDefaultKeyMap()
 	km.Quit = key.NewBinding(key.WithDisabled())
