@@ -77,8 +77,8 @@ type Model struct {
 	// sweepKind is sweep.kind as the sweep form's checks read it.
 	sweepKind atomic.Value
 	// The sweep fields whose words follow the kind, and the kind they show.
-	sweepList, sweepSLO *huh.Input
-	sweepShown          string
+	sweepList, sweepSLO, sweepTarget *huh.Input
+	sweepShown                       string
 	// The KV budget's fields whose words follow the engine URL.
 	lmcacheQ         *huh.Confirm
 	tokensIn         *huh.Input

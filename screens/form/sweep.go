@@ -30,7 +30,14 @@ const (
 	sweepWSSearch   = "cliff search: working set"
 )
 
-var sweepKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepConcSearch, sweepWSList, sweepWSSearch}
+// sweepKinds in the select's order: the working-set two between the
+// load kinds, so ←/→ from the first still wraps to a load search; the
+// select's description names the four load kinds, as before, and ←/→
+// shows the other two.
+var sweepKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepWSList, sweepWSSearch, sweepConcSearch}
+
+// loadKinds are the four kinds the select's description names.
+var loadKinds = []string{sweepRateList, sweepConcList, sweepRateSearch, sweepConcSearch}
 
 // sweepAnswers are the sweep settings typed in the form; they are kept
 // when the sweep is refused, so the form reopens with them.
@@ -145,7 +152,7 @@ func (m *Model) openSweep() tea.Cmd {
 	a := &m.sweep
 	m.sweepKind.Store(a.kind)
 	list := huh.NewInput().Key("sweep_list").Title(sweepListTitle(a.kind)).
-		Description("1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear); working sets in tokens: 10k:1M:x2, 2GB; each value is one cell, an ordinary run").
+		Description("1,2,4,8 or 1:64:x2 (geometric) or 10:100:+10 (linear); each value is one cell, an ordinary run").
 		Value(&a.list).Validate(func(s string) error {
 		_, err := parseList(m.kindNow(), s, m.tokensPerGB())
 		return err
@@ -158,8 +165,8 @@ func (m *Model) openSweep() tea.Cmd {
 		}
 		return err
 	})
-	target := huh.NewInput().Key("goodput_target").Title("--goodput-target / --hit-target").
-		Description("good fraction a cell must reach to pass (a working set: its hit ratio's share of the ideal) · in (0, 1] · default 0.9").
+	target := huh.NewInput().Key("goodput_target").Title("--" + targetFlag(a.kind)).
+		Description(targetDescription(a.kind)).
 		Value(&a.target).Validate(func(s string) error {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || !(v > 0 && v <= 1) {
@@ -177,12 +184,12 @@ func (m *Model) openSweep() tea.Cmd {
 		return nil
 	})
 	kind := huh.NewSelect[string]().Key("sweep_kind").Title("Sweep").
-		Description("the same run at several loads, each cell with its own prompt salt · " + strings.Join(sweepKinds, " | ") + " (←/→)").
+		Description("the same run at several loads, each cell with its own prompt salt · " + strings.Join(loadKinds, " | ") + " (←/→)").
 		Inline(true).Options(huh.NewOptions(sweepKinds...)...).Value(&a.kind)
 	km := huh.NewDefaultKeyMap()
 	km.Quit = key.NewBinding(key.WithDisabled())
 	km.Select.Filter.SetEnabled(false)
-	m.sweepList, m.sweepSLO, m.sweepShown = list, slo, a.kind
+	m.sweepList, m.sweepSLO, m.sweepTarget, m.sweepShown = list, slo, target, a.kind
 	m.sub = huh.NewForm(
 		huh.NewGroup(kind, list, slo),
 		huh.NewGroup(target, cells).WithHideFunc(func() bool { return !isSearch(m.kindNow()) && !isWorkingSet(m.kindNow()) }),
@@ -197,6 +204,14 @@ func sweepListTitle(kind string) string {
 		return "--" + listFlagOf(kind) + " (the search starts at the first value)"
 	}
 	return "--" + listFlagOf(kind)
+}
+
+// targetDescription is the target field's description for a kind.
+func targetDescription(kind string) string {
+	if isWorkingSet(kind) {
+		return "a cell passes when its hit ratio reaches this share of the ideal · in (0, 1] · default 0.9"
+	}
+	return "good fraction a cell must reach to pass · in (0, 1] · default 0.9"
 }
 
 // targetFlag is the flag the target field stands for.
@@ -230,6 +245,10 @@ func (m *Model) retitleSweep() {
 	m.sweepShown = kind
 	m.sweepList.Title(sweepListTitle(kind))
 	m.sweepSLO.Description(sweepSLODescription(kind))
+	if m.sweepTarget != nil {
+		m.sweepTarget.Title("--" + targetFlag(kind))
+		m.sweepTarget.Description(targetDescription(kind))
+	}
 }
 
 // sweepDone starts the sweep the answers describe, or says why not.
