@@ -103,9 +103,16 @@ func TestRatedRunOpensThePlannedConnections(t *testing.T) {
 		t.Fatalf("exit %d, %d of %d requests", fin.ExitCode, fin.Summary.Results.SuccessfulRequests, n)
 	}
 	// The connections opened ahead, and a few more should the engine
-	// have closed one; never one per request.
-	if got := conns.Load(); got < 300 || got > 342+16 {
-		t.Errorf("%d connections for %d requests planned at %d streams", got, n, r.streams.Streams)
+	// have closed one; never one per request. A client that fell behind
+	// its schedule (a loaded machine) sends the late requests together
+	// and needs a connection for each in flight: then the bound is what
+	// was in flight at once, which the load block records.
+	bound := r.streams.Streams
+	if l := fin.Summary.Load; l != nil && l.ObservedMaxConcurrency > bound {
+		bound = l.ObservedMaxConcurrency
+	}
+	if got := conns.Load(); got < 300 || got > int64(bound)+16 {
+		t.Errorf("%d connections for %d requests planned at %d streams (at most %d in flight)", got, n, r.streams.Streams, bound)
 	}
 }
 
