@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/secret"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // The blocks whose keys the table of labels cannot know (a workload's
@@ -67,8 +68,9 @@ func KeyFigure(key string, isInt bool) Figure {
 // ShownPairs flattens a JSON object (a summary block as written or as
 // read back) into display rows, in its key order: nested objects as
 // "Outer: inner", every label from KeyFigure, numbers written as their
-// figure's kind, a list joined with commas. skip drops top-level keys
-// shown elsewhere.
+// figure's kind, a list joined with commas, text on one line without
+// control characters (textclean.Line: a file may hold anything). skip
+// drops top-level keys shown elsewhere.
 func ShownPairs(v any, skip ...string) []Row {
 	var out []Row
 	walkJSON(rawOf(v), "", func(key string, raw json.RawMessage) {
@@ -177,13 +179,13 @@ func shownValue(key string, raw json.RawMessage, figOf func(key string, isInt bo
 	case bool:
 		return Row{Label: figOf(key, false).Label, Value: yesNo(t)}
 	case string:
-		return Row{Label: figOf(key, false).Label, Value: cleanURL(t)}
+		return Row{Label: figOf(key, false).Label, Value: textclean.Line(cleanURL(t))}
 	case []any:
 		parts := make([]string, len(t))
 		for i, e := range t {
 			b, _ := json.Marshal(e)
 			if s, ok := e.(string); ok {
-				parts[i] = cleanURL(s)
+				parts[i] = textclean.Line(cleanURL(s))
 			} else {
 				parts[i] = string(b)
 			}

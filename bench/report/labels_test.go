@@ -159,6 +159,9 @@ func TestKeyFigures(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ShownPairs:\n got %q\nwant %q", got, want)
 	}
+	if rows := ShownPairs(map[string]any{"note": "two\nlines \x1b[31mred"}); len(rows) != 1 || strings.ContainsAny(rows[0].Value, "\n\x1b") {
+		t.Errorf("text from a file is not cleaned: %q", rows)
+	}
 	cfg := map[string]any{"engine_url": "http://u:s3cret@gpu:8000/v1?token=abc", "ldqa_document_length": 2000, "seed": 42, "export_csv": true, "psf_prefix_ratio": 0.8, "kv_cache_volume_gb": 1}
 	rows := map[string]string{}
 	for _, r := range ConfigShown(cfg) {
