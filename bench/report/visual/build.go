@@ -389,7 +389,10 @@ func itlHist(rs []*Run) (*chart, error) {
 }
 
 // hitTime: the engine's prefix-cache hit rate per scrape interval (from
-// metrics.jsonl) and the hit ratio the receipts report, over time.
+// metrics.jsonl), and the hit ratio the receipts report second by second
+// (the summary's series; per submit-time bin for a summary written
+// before it had one), over time: a working-set cell past the cliff shows
+// from which second eviction starts.
 func hitTime(rs []*Run) (*chart, error) {
 	c := newChart(ChartHitTime, "Prefix-cache hit rate over the run")
 	p := c.panel("Time since the first request (s)", "Hit rate (%)")
@@ -418,19 +421,51 @@ func hitTime(rs []*Run) (*chart, error) {
 		}
 		c.addLegend(label, ln, sc)
 	}
-	if !any {
-		return nil, errNoData("no metrics.jsonl with prefix-cache counters (run with --metrics-url)")
-	}
 	for _, r := range rs {
 		if len(r.hits) > 0 && r.hits[0].t < 0 {
 			c.notes = append(c.notes, "Negative times are before the first measured request (warmup).")
 			break
 		}
 	}
-	if single(rs) {
+	perSecond := false
+	for i, r := range rs {
+		spans := r.hitSpans()
+		if len(spans) == 0 {
+			continue
+		}
+		any, perSecond = true, true
+		l := stateLooks[1]
+		if !single(rs) {
+			l = runLook(i)
+			l.dash = dashed
+		}
+		label := hitSeriesLabel
+		if !single(rs) {
+			label = r.Label() + " receipts"
+		}
+		if err := steps(p, spans, l, label, c); err != nil {
+			return nil, err
+		}
+	}
+	if perSecond {
+		w := 1
+		for _, r := range rs {
+			if s := r.hitSpans(); len(s) > 0 {
+				w = max(w, s[0].To-s[0].From)
+			}
+		}
+		unit := "second"
+		if w > 1 {
+			unit = fmt.Sprintf("%d seconds", w)
+		}
+		c.notes = append(c.notes, fmt.Sprintf("Receipts: cached over prompt tokens of the measured requests that finished in each %s (the summary's series); a gap is a %s with no valid counts. Where the line falls while the workload revisits what it sent, the cache has started to evict.", unit, unit))
+	} else if single(rs) && any {
+		// A summary without a series: the receipts beside the engine's
+		// rate, per submit-time bin.
 		r := rs[0]
 		w := niceWidth(r.span(), 40)
 		if pts := r.receiptHits(w); len(pts) > 0 {
+			any = true
 			ln, sc, err := line(p, pts, stateLooks[1], sparse(pts, 12))
 			if err != nil {
 				return nil, err
@@ -439,7 +474,71 @@ func hitTime(rs []*Run) (*chart, error) {
 			c.notes = append(c.notes, fmt.Sprintf("Receipts: cached over prompt tokens of the requests submitted in each %s s.", fmtNum(w)))
 		}
 	}
+	if !any {
+		return nil, errNoData("no metrics.jsonl with prefix-cache counters (run with --metrics-url) and no hit ratio per second in the summary")
+	}
 	return c, nil
+}
+
+// hitSeriesLabel names the summary's hit ratio per second in legends.
+const hitSeriesLabel = "receipts, per second"
+
+// maxHitSpans bounds the points of one run's hit ratio line.
+const maxHitSpans = 600
+
+// hitSpans is the run's hit ratio over time from its summary's series
+// (nil without one).
+func (r *Run) hitSpans() []HitSpan {
+	if r.detail == nil || r.detail.Summary == nil {
+		return nil
+	}
+	return HitSpans(r.detail.Summary.Series, maxHitSpans)
+}
+
+// steps draws spans as a step line in look l (each span level over its
+// seconds, a gap where a span has no ratio), with a marker at each
+// span's middle when there are few, and names it in the legend.
+func steps(p *plot.Plot, spans []HitSpan, l look, label string, c *chart) error {
+	var run, mids plotter.XYs
+	var first plot.Thumbnailer
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		ln, err := plotter.NewLine(run)
+		if err != nil {
+			return err
+		}
+		ln.LineStyle = l.lineStyle()
+		p.Add(ln)
+		if first == nil {
+			first = ln
+		}
+		run = nil
+		return nil
+	}
+	for _, s := range spans {
+		if s.Ratio == nil {
+			if err := flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		y := 100 * *s.Ratio
+		run = append(run, plotter.XY{X: float64(s.From), Y: y}, plotter.XY{X: float64(s.To), Y: y})
+		mids = append(mids, plotter.XY{X: float64(s.From+s.To) / 2, Y: y})
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	sc, err := plotter.NewScatter(sparse(mids, 12))
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle = l.glyphStyle(vg.Points(3))
+	p.Add(sc)
+	c.addLegend(label, first, sc)
+	return nil
 }
 
 // receiptHits is cached over prompt tokens of the requests with valid
@@ -558,6 +657,9 @@ func guide() draw.LineStyle {
 // sweepCurve: TTFT p50/p99 and the good fraction against achieved load,
 // one pair of lines per sweep.
 func sweepCurve(ss []*Sweep) (*chart, error) {
+	if ss[0].workingSet() {
+		return workingSetCurve(ss)
+	}
 	c := newChart(ChartSweepCurve, "Latency and goodput against achieved load")
 	xLabel := ss[0].loadAxisLabel()
 	anyGood := false

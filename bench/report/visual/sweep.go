@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
+	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/internal/textclean"
 )
 
@@ -191,8 +192,11 @@ func (s *Sweep) undeliveredText() string {
 
 func cellLabel(dim string, v float64) string {
 	unit := "req/s"
-	if dim == "concurrency" {
+	switch dim {
+	case "concurrency":
 		unit = "in flight"
+	case bsweep.WorkingSet:
+		unit = "tokens"
 	}
 	return strings.TrimSpace(fmtNum(v) + " " + unit)
 }

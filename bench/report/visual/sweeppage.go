@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/bench/record"
+	bsweep "github.com/kvbench/kvbench/bench/sweep"
 )
 
 // computedSummary is the summary runs.Load computed for a run without
@@ -23,6 +24,12 @@ func (x *Run) computedSummary() *node {
 		return nil
 	}
 	return n
+}
+
+// field is one row of a sweep page's header.
+type field struct {
+	label string
+	get   func(*Sweep) string
 }
 
 func (r *Report) sweepPage(pg *page) {
@@ -45,10 +52,6 @@ func (r *Report) sweepPage(pg *page) {
 		for i := range ss {
 			h.Head = append(h.Head, fmt.Sprintf("%s (%s)", string(rune('A'+i%26)), runLook(i).name))
 		}
-	}
-	type field struct {
-		label string
-		get   func(*Sweep) string
 	}
 	first := func(s *Sweep) *Run {
 		if len(s.runs) > 0 {
@@ -136,30 +139,13 @@ func (r *Report) sweepPage(pg *page) {
 			capLabel = "Capacity (search)"
 		}
 	}
-	fields = append(fields, field{capLabel, func(s *Sweep) string {
-		und := s.undeliveredText()
-		if s.MaxValue == nil {
-			switch {
-			case !s.HasSLO && s.GoodputTarget == nil:
-				return "n/a: no --slo"
-			case und != "":
-				return "no delivered value passed; not delivered, so not judged: " + und
-			}
-			return "no value passed"
-		}
-		g := "n/a"
-		if s.GoodFractionAtMax != nil {
-			g = fmtNum(*s.GoodFractionAtMax)
-		}
-		out := fmt.Sprintf("%s (good fraction %s)", cellLabel(s.Dimension, *s.MaxValue), g)
-		if und != "" {
-			out = "at least " + out + "; not delivered, so not judged: " + und
-		}
-		if len(ss) > 1 {
-			out += map[bool]string{true: " (search)", false: " (list)"}[s.Search]
-		}
-		return out
-	}})
+	if ss[0].workingSet() {
+		// What the sweep found beside what the engine declared, in the
+		// text summary's words (bench/sweep.WorkingSetLines).
+		fields = append(fields, wsFields(ss)...)
+	} else {
+		fields = append(fields, field{capLabel, capValue(ss)})
+	}
 	for _, f := range fields {
 		cells := []cell{{Text: f.label, Class: "label"}}
 		for _, s := range ss {
@@ -225,4 +211,74 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// capValue is a load sweep's result row: a search's capacity, or a
+// list's highest passing value.
+func capValue(ss []*Sweep) func(*Sweep) string {
+	return func(s *Sweep) string {
+		und := s.undeliveredText()
+		if s.MaxValue == nil {
+			switch {
+			case !s.HasSLO && s.GoodputTarget == nil:
+				return "n/a: no --slo"
+			case und != "":
+				return "no delivered value passed; not delivered, so not judged: " + und
+			}
+			return "no value passed"
+		}
+		g := "n/a"
+		if s.GoodFractionAtMax != nil {
+			g = fmtNum(*s.GoodFractionAtMax)
+		}
+		out := fmt.Sprintf("%s (good fraction %s)", cellLabel(s.Dimension, *s.MaxValue), g)
+		if und != "" {
+			out = "at least " + out + "; not delivered, so not judged: " + und
+		}
+		if len(ss) > 1 {
+			out += map[bool]string{true: " (search)", false: " (list)"}[s.Search]
+		}
+		return out
+	}
+}
+
+// wsFields are a working-set sweep's result rows, as the text summary
+// words them ("capacity (...): 166000 tokens (16.6 GB)   declared: ..."):
+// the label before the first ": ", the figures after it.
+func wsFields(ss []*Sweep) []field {
+	lines := make([][]string, len(ss))
+	n := 0
+	for i, s := range ss {
+		if f := s.wsFile(); f != nil {
+			lines[i] = bsweep.WorkingSetLines(f)
+		}
+		n = max(n, len(lines[i]))
+	}
+	var out []field
+	for k := range n {
+		label := ""
+		for _, l := range lines {
+			if k < len(l) {
+				label, _, _ = strings.Cut(l[k], ": ")
+				break
+			}
+		}
+		out = append(out, field{capitalise(label), func(s *Sweep) string {
+			for i := range ss {
+				if ss[i] == s && k < len(lines[i]) {
+					_, v, _ := strings.Cut(lines[i][k], ": ")
+					return v
+				}
+			}
+			return ""
+		}})
+	}
+	return out
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
