@@ -5,8 +5,10 @@ import (
 	"math"
 	"strings"
 
+	"github.com/kvbench/kvbench/bench/report/visual"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/bench/stats"
 	"github.com/kvbench/kvbench/theme"
 )
 
@@ -210,4 +212,104 @@ func legend(s *theme.Styles, counts map[string]int, show func(string) bool, warm
 		parts = append(parts, s.Muted.Render(fmt.Sprintf("%s warmup %d", mark, warm)))
 	}
 	return strings.Join(parts, "   ")
+}
+
+// hitChart draws a run's hit ratio over time (the summary's series:
+// cached over prompt tokens of the requests that finished in each
+// second) as a braille step line from 0 to 100 %, a gap where a second
+// had no valid counts; w x h is the whole chart with its axes. The time
+// axis is the scatter's: span seconds from the run's first submit, the
+// series starting at offset (its first measured submit), so a column
+// is the same second in both. Empty when too small or without a point.
+func hitChart(series []stats.SecondPoint, offset, span float64, w, h int, s *theme.Styles) string {
+	pw, ph := w-yLabelWidth-1, h-2
+	if pw < 4 || ph < 2 {
+		return ""
+	}
+	spans := visual.HitSpans(series, pw*2)
+	if len(spans) == 0 {
+		return ""
+	}
+	end := float64(spans[len(spans)-1].To)
+	if math.IsNaN(offset) || offset < 0 {
+		offset = 0
+	}
+	if !(span > 0) || span > maxSeriesSpan {
+		span = offset + end
+	}
+	offset = min(offset, span)
+	grid := make([]rune, pw*ph)
+	dotX := func(sec int) int {
+		return clamp(int((offset+float64(sec))/span*float64(pw*2)), 0, pw*2-1)
+	}
+	dotY := func(r float64) int { return clamp(int(math.Round((1-r)*float64(ph*4-1))), 0, ph*4-1) }
+	set := func(x, y int) { grid[(y/4)*pw+x/2] |= dotBits[x%2][y%4] }
+	prevY, prevX := -1, -1
+	for _, sp := range spans {
+		if sp.Ratio == nil {
+			prevY = -1
+			continue
+		}
+		y := dotY(*sp.Ratio)
+		x0, x1 := dotX(sp.From), max(dotX(sp.To)-1, dotX(sp.From))
+		if prevY >= 0 && prevX == x0-1 {
+			// The step from the previous second's level.
+			for yy := min(prevY, y); yy <= max(prevY, y); yy++ {
+				set(x0, yy)
+			}
+		}
+		for x := x0; x <= x1; x++ {
+			set(x, y)
+		}
+		prevY, prevX = y, x1
+	}
+	var b strings.Builder
+	for row := range ph {
+		label := ""
+		switch row {
+		case 0:
+			label = "100"
+		case ph / 2:
+			label = "50"
+		case ph - 1:
+			label = "0"
+		}
+		b.WriteString(s.ChartLabel.Render(fmt.Sprintf("%*s", yLabelWidth, label)))
+		b.WriteString(s.ChartAxis.Render("│"))
+		var line strings.Builder
+		for col := range pw {
+			if c := grid[row*pw+col]; c != 0 {
+				line.WriteRune(0x2800 + c)
+			} else {
+				line.WriteByte(' ')
+			}
+		}
+		b.WriteString(s.State(sender.StateReused).Render(line.String()))
+		b.WriteByte('\n')
+	}
+	b.WriteString(strings.Repeat(" ", yLabelWidth) + s.ChartAxis.Render("└"+strings.Repeat("─", pw)) + "\n")
+	left, right := "0s", fmt.Sprintf("%.1fs", span)
+	gap := max(pw+1-len(left)-len(right), 1)
+	b.WriteString(strings.Repeat(" ", yLabelWidth) + s.ChartLabel.Render(left+strings.Repeat(" ", gap)+right))
+	return b.String()
+}
+
+// maxSeriesSpan bounds the time axis of the hit chart (two days: a
+// series holds at most one).
+const maxSeriesSpan = 2 * 86400
+
+// measuredStart is the submit time (seconds since the first submit) of
+// the earliest measured request among the chart's points: where the
+// summary's series starts on the scatter's axis.
+func measuredStart(pts []runs.Point) float64 {
+	first := math.Inf(1)
+	for _, p := range pts {
+		if !p.Warmup {
+			first = min(first, p.T)
+		}
+	}
+	if math.IsInf(first, 1) {
+		return 0
+	}
+	return first
 }

@@ -724,16 +724,49 @@ func (d *Detail) chartsView() string {
 	caption := common.WrapStyled(lipgloss.NewStyle(), s.PanelTitle.Render("TTFT distribution")+s.Muted.Render(fmt.Sprintf(", %s: p50 %s · p90 %s · p99 %s ms",
 		measuredWords(len(ttfts)), pct(50), pct(90), pct(99))), w, 2)
 	avail := max(h-2-lipgloss.Height(head)-lipgloss.Height(caption), 4)
+	// The hit ratio per second (the summary's series), when the summary
+	// has one: where it falls, eviction started. With room for three
+	// charts it sits between the two; on a short screen it takes the
+	// histogram's place (the caption's percentiles stay).
+	var hits string
+	noHist := false
+	if d.det != nil && d.det.Summary != nil && avail >= 9 {
+		hh := 5
+		if avail >= 16 {
+			hh = max(avail*30/100, 5)
+		}
+		if c := hitChart(d.det.Summary.Series, measuredStart(x.Points), x.Span, d.width, hh-1, s); c != "" {
+			const name = "Hit ratio per second (%)"
+			how := ", cached / prompt tokens of the requests that finished in each second"
+			if len(name+how) > w {
+				how = ", cached / prompt tokens"
+			}
+			title := ansi.Truncate(s.PanelTitle.Render(name)+s.Muted.Render(how), w, "…")
+			hits = title + "\n" + c
+			noHist = avail < 16
+			avail -= lipgloss.Height(hits)
+		}
+	}
 	hs := max(avail*55/100, 3)
+	if noHist {
+		// The histogram's axis rows are the scatter's too.
+		hs = avail + 2
+	}
 	hh := max(avail-hs, 3)
 	top := lipgloss.JoinVertical(lipgloss.Left, head,
 		scatter(x.Points, show, d.req.filter == runs.All, x.Span, yMax, d.width, hs, s),
 	)
+	if hits != "" {
+		top = lipgloss.JoinVertical(lipgloss.Left, top, hits)
+	}
 	hi := nearest(ttfts, 99.5)
 	var bottom string
-	if len(ttfts) == 0 {
+	switch {
+	case len(ttfts) == 0:
 		bottom = caption + "\n" + s.Muted.Render("no successful measured request with a first token")
-	} else {
+	case noHist:
+		bottom = caption
+	default:
 		bottom = lipgloss.JoinVertical(lipgloss.Left, caption, histogram(ttfts, hi, d.width, hh, s))
 	}
 	return lipgloss.JoinVertical(lipgloss.Left, top, bottom)
