@@ -267,7 +267,8 @@ func wsFields(ss []*Sweep) []field {
 			for i := range ss {
 				if ss[i] == s && k < len(lines[i]) {
 					_, v, _ := strings.Cut(lines[i][k], ": ")
-					return v
+					// The text summary's column gap, as HTML shows it.
+					return strings.ReplaceAll(v, "   ", "; ")
 				}
 			}
 			return ""
