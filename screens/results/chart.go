@@ -269,10 +269,10 @@ func hitChart(series []stats.SecondPoint, offset, span float64, w, h int, s *the
 		switch row {
 		case 0:
 			label = "100"
-		case ph / 2:
-			label = "50"
 		case ph - 1:
 			label = "0"
+		case ph / 2:
+			label = "50"
 		}
 		b.WriteString(s.ChartLabel.Render(fmt.Sprintf("%*s", yLabelWidth, label)))
 		b.WriteString(s.ChartAxis.Render("│"))
