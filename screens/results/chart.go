@@ -108,10 +108,7 @@ func scatter(pts []runs.Point, show func(state string) bool, warmups bool, span,
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString(strings.Repeat(" ", yLabelWidth) + s.ChartAxis.Render("└"+strings.Repeat("─", pw)) + "\n")
-	left, right := "0s", fmt.Sprintf("%.1fs", span)
-	gap := max(pw+1-len(left)-len(right), 1)
-	b.WriteString(strings.Repeat(" ", yLabelWidth) + s.ChartLabel.Render(left+strings.Repeat(" ", gap)+right))
+	b.WriteString(timeAxis(pw, span, s))
 	return b.String()
 }
 
@@ -287,10 +284,7 @@ func hitChart(series []stats.SecondPoint, offset, span float64, w, h int, s *the
 		b.WriteString(s.State(sender.StateReused).Render(line.String()))
 		b.WriteByte('\n')
 	}
-	b.WriteString(strings.Repeat(" ", yLabelWidth) + s.ChartAxis.Render("└"+strings.Repeat("─", pw)) + "\n")
-	left, right := "0s", fmt.Sprintf("%.1fs", span)
-	gap := max(pw+1-len(left)-len(right), 1)
-	b.WriteString(strings.Repeat(" ", yLabelWidth) + s.ChartLabel.Render(left+strings.Repeat(" ", gap)+right))
+	b.WriteString(timeAxis(pw, span, s))
 	return b.String()
 }
 
@@ -312,4 +306,13 @@ func measuredStart(pts []runs.Point) float64 {
 		return 0
 	}
 	return first
+}
+
+// timeAxis is a chart's axis line and its first and last second, under
+// a plot pw columns wide spanning span seconds.
+func timeAxis(pw int, span float64, s *theme.Styles) string {
+	left, right := "0s", fmt.Sprintf("%.1fs", span)
+	gap := max(pw+1-len(left)-len(right), 1)
+	return strings.Repeat(" ", yLabelWidth) + s.ChartAxis.Render("└"+strings.Repeat("─", pw)) + "\n" +
+		strings.Repeat(" ", yLabelWidth) + s.ChartLabel.Render(left+strings.Repeat(" ", gap)+right)
 }

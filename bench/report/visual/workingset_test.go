@@ -67,6 +67,20 @@ func writeWorkingSetSweep(t *testing.T, dir string, result bool, extra ...record
 	return sd
 }
 
+// curveSVG is the sweep's sweep-curve chart, read.
+func curveSVG(t *testing.T, dir, sd string) svgDoc {
+	t.Helper()
+	rep, err := Open(dir, []string{sd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := rep.SVG(&buf, ChartSweepCurve); err != nil {
+		t.Fatal(err)
+	}
+	return readSVG(t, buf.Bytes())
+}
+
 // svgDoc is what a test reads of an SVG chart: its texts and the paths
 // drawn in each stroke colour (parsed with encoding/xml).
 type svgDoc struct {
@@ -153,15 +167,7 @@ func hexOf(l look) string {
 func TestWorkingSetCurveMarksFoundAndDeclared(t *testing.T) {
 	dir := t.TempDir()
 	sd := writeWorkingSetSweep(t, dir, true)
-	rep, err := Open(dir, []string{sd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := rep.SVG(&buf, ChartSweepCurve); err != nil {
-		t.Fatal(err)
-	}
-	doc := readSVG(t, buf.Bytes())
+	doc := curveSVG(t, dir, sd)
 	for _, want := range []string{"Hit ratio and reused TTFT against the working set", "Working set (tokens)", "Hit ratio (%)", "Reused TTFT p50 (ms)",
 		"hit ratio, observed", "hit ratio, ideal", "reused TTFT p50",
 		"capacity 166000", "fast tier 42000", "declared total 160000", "declared GPU 40000"} {
@@ -203,15 +209,7 @@ func TestWorkingSetCurveMarksFoundAndDeclared(t *testing.T) {
 func TestWorkingSetCurveWithoutAResult(t *testing.T) {
 	dir := t.TempDir()
 	sd := writeWorkingSetSweep(t, dir, false)
-	rep, err := Open(dir, []string{sd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := rep.SVG(&buf, ChartSweepCurve); err != nil {
-		t.Fatal(err)
-	}
-	doc := readSVG(t, buf.Bytes())
+	doc := curveSVG(t, dir, sd)
 	if !doc.has("hit ratio, observed") || !doc.has("reused TTFT p50") {
 		t.Errorf("texts %q", doc.texts)
 	}
@@ -240,15 +238,7 @@ func TestWorkingSetCurveLeavesOutHostileFigures(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sd, record.SweepFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Open(dir, []string{sd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := rep.SVG(&buf, ChartSweepCurve); err != nil {
-		t.Fatal(err)
-	}
-	doc := readSVG(t, buf.Bytes())
+	doc := curveSVG(t, dir, sd)
 	for _, s := range doc.texts {
 		if v, err := strconv.ParseFloat(s, 64); err == nil && (v > 1e6 || v < 0) {
 			t.Errorf("an axis reaches %q: a hostile figure was drawn", s)
