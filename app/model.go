@@ -222,6 +222,7 @@ func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.code, m.ranOnce = msg.Code, true
 		m.last = &msg
 		m.common.Logger.Info("run screen saw its run end", "run", msg.Session.Info().ID, "code", msg.Code)
+		return m, tea.Batch(m.broadcast(msg), common.Changed(common.RunsChanged{}))
 
 	case sweepscreen.StartedMsg:
 		m.addSweep(msg.Session)
@@ -229,6 +230,7 @@ func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case sweepscreen.DoneMsg:
 		m.code, m.ranOnce = msg.Code, true
+		return m, tea.Batch(m.broadcast(msg), common.Changed(common.RunsChanged{}))
 	}
 	return m, m.broadcast(msg)
 }

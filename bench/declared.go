@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/enginehttp"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/internal/secret"
 )
@@ -93,31 +93,15 @@ func (p *Prepared) DeclaredCache(ctx context.Context) *record.Declared {
 // status other than 200. The bearer key and user info go as headers and
 // appear nowhere else.
 func (p *Prepared) get(ctx context.Context, u string, user *url.Userinfo) []byte {
-	ctx, cancel := context.WithTimeout(ctx, declaredTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
+	auth := enginehttp.Auth{User: user}
+	if user == nil {
+		auth.Key = p.APIKey()
+	}
+	resp, err := enginehttp.Do(ctx, nil, enginehttp.Request{URL: u, Auth: auth, Timeout: declaredTimeout, Max: 4 << 20})
+	if err != nil || resp.Status != http.StatusOK {
 		return nil
 	}
-	if user != nil {
-		pass, _ := user.Password()
-		req.SetBasicAuth(user.Username(), pass)
-	} else if k := p.APIKey(); k != "" {
-		req.Header.Set("Authorization", "Bearer "+k)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil
-	}
-	return b
+	return resp.Body
 }
 
 // simTiers reads the simulator's tiers.gpu / tiers.cpu capacity_tokens

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/enginehttp"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/internal/secret"
@@ -101,46 +101,41 @@ func Preflight(ctx context.Context, o PreflightOptions) (*ModelList, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return nil, fail(CauseConnect, errs.Root(err).Error(), nil)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "kvbench")
-	switch {
-	case o.APIKey != "":
-		req.Header.Set("Authorization", "Bearer "+o.APIKey)
-	case o.UserInfo != nil:
-		pass, _ := o.UserInfo.Password()
-		req.SetBasicAuth(o.UserInfo.Username(), pass)
-	}
 	rt := o.Transport
 	if rt == nil {
 		d := &net.Dialer{Timeout: o.Timeout}
 		rt = &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: d.DialContext,
 			TLSHandshakeTimeout: o.Timeout, DisableKeepAlives: true}
 	}
-	hc := &http.Client{Transport: rt}
-	resp, err := hc.Do(req)
-	if err != nil {
-		cause, msg := classifyDial(ctx, err, req.URL, o.Timeout)
+	resp, err := enginehttp.Do(ctx, &http.Client{Transport: rt}, enginehttp.Request{URL: target,
+		Auth: enginehttp.Auth{Key: o.APIKey, User: o.UserInfo}})
+	var he *enginehttp.Error
+	switch {
+	case errors.Is(err, enginehttp.ErrTooLarge):
+		return nil, fail(CauseNotModels, "the answer is over 16 MiB: not an OpenAI model list", nil)
+	case errors.As(err, &he):
+		u, perr := url.Parse(shown)
+		if perr != nil {
+			return nil, fail(CauseConnect, errs.Root(perr).Error(), nil)
+		}
+		cause, msg := classifyDial(ctx, he.Err, u, o.Timeout)
+		if he.Reading {
+			msg = "reading the answer: " + msg
+		}
 		return nil, fail(cause, redactKey(msg, o.APIKey), nil)
+	case err != nil:
+		return nil, fail(CauseConnect, errs.Root(err).Error(), nil)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		cause, msg := classifyDial(ctx, err, req.URL, o.Timeout)
-		return nil, fail(cause, "reading the answer: "+redactKey(msg, o.APIKey), nil)
-	}
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+	body := resp.Body
+	if resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden {
 		hint := "the engine wants a key: pass --api-key-env NAME (the environment variable holding it)"
 		if o.APIKey != "" || o.UserInfo != nil {
 			hint = "the engine refused the credentials: check the variable named by --api-key-env"
 		}
-		return nil, fail(CauseAuth, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, hint), nil)
+		return nil, fail(CauseAuth, fmt.Sprintf("HTTP %d: %s", resp.Status, hint), nil)
 	}
-	if resp.StatusCode >= 400 {
-		return nil, fail(CauseHTTP, fmt.Sprintf("HTTP %d: check that --engine-url is the engine's OpenAI API root (kvbench adds /v1)", resp.StatusCode), nil)
+	if resp.Status >= 400 {
+		return nil, fail(CauseHTTP, fmt.Sprintf("HTTP %d: check that --engine-url is the engine's OpenAI API root (kvbench adds /v1)", resp.Status), nil)
 	}
 	var doc struct {
 		Data []struct {

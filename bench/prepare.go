@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -14,12 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/enginehttp"
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/workload"
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/internal/debuglog"
-	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/internal/secret"
 	"github.com/kvbench/kvbench/sim"
 )
@@ -286,35 +285,15 @@ func TokensPerGB(ctx context.Context, lmcacheURL, model string) (int, error) {
 // lmcacheStatus fetches LMCache's GET {url}/status (10 s), returning the
 // credential-free URL it asked and the body.
 func lmcacheStatus(ctx context.Context, lmcacheURL string) (string, []byte, error) {
-	lmcacheURL, user := secret.SplitURL(lmcacheURL)
-	base := strings.TrimRight(lmcacheURL, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	url := base + "/status"
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	url := enginehttp.Join(secret.Strip(lmcacheURL), "/status")
+	resp, err := enginehttp.Do(ctx, nil, enginehttp.Request{URL: enginehttp.Join(lmcacheURL, "/status"), Timeout: 10 * time.Second})
 	if err != nil {
-		return url, nil, fmt.Errorf("--lmcache-url %s: %v", lmcacheURL, err)
+		return url, nil, fmt.Errorf("--lmcache-url: %v", err)
 	}
-	if user != nil {
-		pass, _ := user.Password()
-		req.SetBasicAuth(user.Username(), pass)
+	if resp.Status != http.StatusOK {
+		return url, nil, fmt.Errorf("--lmcache-url: GET %s answered HTTP %d", url, resp.Status)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return url, nil, fmt.Errorf("--lmcache-url: GET %s failed: %v", url, errs.Root(err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return url, nil, fmt.Errorf("--lmcache-url: GET %s: %v", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return url, nil, fmt.Errorf("--lmcache-url: GET %s answered HTTP %d", url, resp.StatusCode)
-	}
-	return url, body, nil
+	return url, resp.Body, nil
 }
 
 // LMCacheL1GB reads the LMCache server's first-tier capacity from GET

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/enginehttp"
 	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/internal/secret"
 )
@@ -45,27 +45,12 @@ func ResetCache(ctx context.Context, o ResetOptions) (string, error) {
 	}
 	root := strings.TrimSuffix(strings.TrimRight(o.BaseURL, "/"), "/v1")
 	call := func(method, path string) (int, []byte, error) {
-		cctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(cctx, method, root+path, nil)
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("User-Agent", "kvbench")
-		switch {
-		case o.APIKey != "":
-			req.Header.Set("Authorization", "Bearer "+o.APIKey)
-		case o.UserInfo != nil:
-			pass, _ := o.UserInfo.Password()
-			req.SetBasicAuth(o.UserInfo.Username(), pass)
-		}
-		resp, err := hc.Do(req)
+		resp, err := enginehttp.Do(ctx, hc, enginehttp.Request{Method: method, URL: root + path,
+			Auth: enginehttp.Auth{Key: o.APIKey, User: o.UserInfo}, Timeout: o.Timeout, Max: 1 << 20})
 		if err != nil {
 			return 0, nil, errs.Root(err)
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return resp.StatusCode, body, nil
+		return resp.Status, resp.Body, nil
 	}
 	answer := func(status int, body []byte, err error) string {
 		if err != nil {

@@ -28,8 +28,13 @@ func countingProxy(t *testing.T, target string) (url string, conns *atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var open []net.Conn
+	// The accept loop ends before the copies are waited for: it is the
+	// only one to add to wg, and a connection it accepted last is in
+	// open by then.
+	accepting := make(chan struct{})
 	t.Cleanup(func() {
 		ln.Close()
+		<-accepting
 		mu.Lock()
 		for _, c := range open {
 			c.Close()
@@ -39,6 +44,7 @@ func countingProxy(t *testing.T, target string) (url string, conns *atomic.Int64
 	})
 	addr := strings.TrimPrefix(target, "http://")
 	go func() {
+		defer close(accepting)
 		for {
 			c, err := ln.Accept()
 			if err != nil {

@@ -1,16 +1,15 @@
 package doctor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/kvbench/kvbench/bench"
+	"github.com/kvbench/kvbench/bench/enginehttp"
 	"github.com/kvbench/kvbench/bench/metrics"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/internal/errs"
@@ -21,41 +20,21 @@ const maxBody = 16 << 20
 // call sends one GET or POST to the engine (bounded by the check timeout)
 // and returns the status, the headers and the body.
 func (d *doctor) call(ctx context.Context, method, url string, body []byte) (int, http.Header, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	resp, err := enginehttp.Do(ctx, d.hc, enginehttp.Request{Method: method, URL: url, Body: body,
+		Auth: enginehttp.Auth{Key: d.o.APIKey, User: d.o.UserInfo}, Timeout: d.o.Timeout, Max: maxBody})
 	if err != nil {
-		return 0, nil, nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "kvbench")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	switch {
-	case d.o.APIKey != "":
-		req.Header.Set("Authorization", "Bearer "+d.o.APIKey)
-	case d.o.UserInfo != nil:
-		pass, _ := d.o.UserInfo.Password()
-		req.SetBasicAuth(d.o.UserInfo.Username(), pass)
-	}
-	resp, err := d.hc.Do(req)
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		var he *enginehttp.Error
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			return 0, nil, nil, fmt.Errorf("no answer within %s", d.o.Timeout)
+		case errors.Is(err, enginehttp.ErrTooLarge):
+			return 0, nil, nil, fmt.Errorf("reading the answer: over %d MiB", maxBody>>20)
+		case errors.As(err, &he) && he.Reading:
+			return 0, nil, nil, fmt.Errorf("reading the answer: %s", errs.Root(err))
 		}
 		return 0, nil, nil, errors.New(errs.Root(err).Error())
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return resp.StatusCode, resp.Header, nil, fmt.Errorf("reading the answer: %s", errs.Root(err))
-	}
-	return resp.StatusCode, resp.Header, b, nil
+	return resp.Status, resp.Header, resp.Body, nil
 }
 
 // models is `GET /v1/models` through the preflight every run makes

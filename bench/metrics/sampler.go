@@ -101,13 +101,16 @@ func Start(ctx context.Context, o SamplerOptions) *Sampler {
 			IdleConnTimeout:     30 * time.Second,
 		}}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	loop, cancel := context.WithCancel(ctx)
 	s := &Sampler{o: o, start: time.Now(), cancel: cancel, done: make(chan struct{})}
-	go s.loop(ctx)
+	go s.loop(ctx, loop)
 	return s
 }
 
-func (s *Sampler) loop(ctx context.Context) {
+// loop takes the first sample on the caller's ctx, so a Stop soon after
+// Start waits for it (at most the timeout) instead of cutting it, then
+// the periodic ones on loop, which Stop ends.
+func (s *Sampler) loop(first, ctx context.Context) {
 	defer close(s.done)
 	tick := s.o.tick
 	if tick == nil {
@@ -115,7 +118,7 @@ func (s *Sampler) loop(ctx context.Context) {
 		defer t.Stop()
 		tick = t.C
 	}
-	s.sample(ctx, "")
+	s.sample(first, "")
 	for {
 		select {
 		case <-ctx.Done():

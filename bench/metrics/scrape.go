@@ -7,7 +7,9 @@
 package metrics
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/kvbench/kvbench/bench/enginehttp"
 	"github.com/kvbench/kvbench/internal/errs"
 	"github.com/kvbench/kvbench/internal/secret"
 )
@@ -40,27 +43,20 @@ func Scrape(ctx context.Context, client *http.Client, url string) (map[string]fl
 // ScrapeAuth is Scrape with a bearer key (llama.cpp's --api-key also
 // guards /metrics). Pass a key only to the engine's own host.
 func ScrapeAuth(ctx context.Context, client *http.Client, url, apiKey string) (map[string]float64, error) {
-	if client == nil {
-		client = http.DefaultClient
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("metrics %s: %v", Redact(url), err)
-	}
-	req.Header.Set("Accept", acceptHeader)
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
+	resp, err := enginehttp.Do(ctx, client, enginehttp.Request{URL: url, Accept: acceptHeader,
+		Auth: enginehttp.Auth{Key: apiKey}, Max: maxBody})
+	var he *enginehttp.Error
+	switch {
+	case errors.Is(err, enginehttp.ErrTooLarge):
+		return nil, fmt.Errorf("GET %s: the answer is over %d MiB", Redact(url), maxBody>>20)
+	case errors.As(err, &he) && he.Reading:
+		return nil, fmt.Errorf("GET %s: reading the answer: %v", Redact(url), errs.Root(err))
+	case err != nil:
 		return nil, fmt.Errorf("GET %s: %v", Redact(url), errs.Root(err))
+	case resp.Status != http.StatusOK:
+		return nil, &StatusError{URL: Redact(url), Code: resp.Status}
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return nil, &StatusError{URL: Redact(url), Code: resp.StatusCode}
-	}
-	vals, err := Parse(io.LimitReader(resp.Body, maxBody))
+	vals, err := Parse(bytes.NewReader(resp.Body))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", Redact(url), err)
 	}

@@ -3,7 +3,6 @@ package sender
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/enginehttp"
 	"github.com/kvbench/kvbench/internal/textclean"
 )
 
@@ -117,12 +117,8 @@ func New(opts Options) *Client {
 		modelsURL: base + "/models",
 		red:       newRedactor(opts.APIKey, opts.UserInfo),
 	}
-	switch {
-	case opts.APIKey != "":
-		c.auth = []string{"Bearer " + opts.APIKey}
-	case opts.UserInfo != nil:
-		pass, _ := opts.UserInfo.Password()
-		c.auth = []string{BasicAuth(opts.UserInfo.Username(), pass)}
+	if h := (enginehttp.Auth{Key: opts.APIKey, User: opts.UserInfo}).Header(); h != "" {
+		c.auth = []string{h}
 	}
 	c.extra, c.extraErr = encodeExtra(opts.ExtraBody)
 	rt := opts.Transport
@@ -440,12 +436,6 @@ func (c *Client) authHint(status int) string {
 		return "; the engine wants a key: pass --api-key-env NAME (the environment variable holding it)"
 	}
 	return "; the engine refused the key: check the variable named by --api-key-env NAME"
-}
-
-// BasicAuth is the Authorization header value of HTTP Basic
-// authentication.
-func BasicAuth(user, pass string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
 func isEventStream(ct string) bool {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/enginehttp"
 	"github.com/kvbench/kvbench/internal/hostileengine"
 )
 
@@ -62,7 +63,7 @@ func TestEchoedCredentialsRedacted(t *testing.T) {
 		{hostileengine.HTTPErrorText, "http_500"},
 	}
 	const user, pass = "alice", "PLANTED-pw-77aa11"
-	basic := strings.TrimPrefix(BasicAuth(user, pass), "Basic ")
+	basic := strings.TrimPrefix(enginehttp.Basic(user, pass), "Basic ")
 	for _, auth := range []struct {
 		name    string
 		opts    Options

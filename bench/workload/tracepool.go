@@ -1,17 +1,18 @@
 package workload
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kvbench/kvbench/bench/enginehttp"
+	"github.com/kvbench/kvbench/internal/errs"
 )
 
 // poolText is ordinary English prose: tokenized by the engine, its ids
@@ -42,28 +43,17 @@ func (t *tokenizer) tokenize(ctx context.Context, text string) ([]uint32, error)
 		"model": t.model, "prompt": text, "content": text,
 		"add_special_tokens": false, "add_special": false,
 	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	resp, err := enginehttp.Do(ctx, t.hc, enginehttp.Request{Method: http.MethodPost, URL: t.url, Body: body,
+		Auth: enginehttp.Auth{Key: t.key}, Max: 64 << 20})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("POST /tokenize: %w", errs.Root(err))
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if t.key != "" {
-		req.Header.Set("Authorization", "Bearer "+t.key)
-	}
-	resp, err := t.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("POST /tokenize: %w", errors.Unwrap(err))
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("POST /tokenize: %w", err)
-	}
-	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+	b := resp.Body
+	if resp.Status == http.StatusNotFound || resp.Status == http.StatusMethodNotAllowed {
 		return nil, errNoTokenize
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("POST /tokenize: HTTP %d", resp.StatusCode)
+	if resp.Status != http.StatusOK {
+		return nil, fmt.Errorf("POST /tokenize: HTTP %d", resp.Status)
 	}
 	var doc struct {
 		Tokens []uint32 `json:"tokens"`
@@ -195,22 +185,8 @@ func compactStrings(s []string) []string {
 func maxModelLen(ctx context.Context, e *Engine) int {
 	hc := &http.Client{Timeout: 10 * time.Second}
 	get := func(url string, v any) bool {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return false
-		}
-		if e.APIKey != "" {
-			req.Header.Set("Authorization", "Bearer "+e.APIKey)
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return false
-		}
-		return json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(v) == nil
+		resp, err := enginehttp.Do(ctx, hc, enginehttp.Request{URL: url, Auth: enginehttp.Auth{Key: e.APIKey}})
+		return err == nil && resp.Status == http.StatusOK && json.Unmarshal(resp.Body, v) == nil
 	}
 	var models struct {
 		Data []struct {

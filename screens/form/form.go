@@ -459,9 +459,6 @@ func (m *Model) Init() tea.Cmd {
 	return m.form.Init()
 }
 
-// ProfilesChangedMsg says a profile was saved, so lists can refresh.
-type ProfilesChangedMsg struct{}
-
 // Messages answered to this form.
 type (
 	exportedMsg struct {
@@ -504,7 +501,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmd := m.done(fmt.Sprintf("saved as profile %q", msg.name), msg.err)
 		if msg.err == nil {
-			cmd = tea.Batch(cmd, func() tea.Msg { return ProfilesChangedMsg{} })
+			cmd = tea.Batch(cmd, common.Changed(common.ProfilesChanged{}))
 		}
 		return m, cmd
 	}

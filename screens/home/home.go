@@ -19,8 +19,6 @@ import (
 	"github.com/kvbench/kvbench/config"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/screens/dialog"
-	"github.com/kvbench/kvbench/screens/form"
-	"github.com/kvbench/kvbench/screens/run"
 )
 
 // RecentRuns is how many runs home lists.
@@ -174,7 +172,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.loaded = true
 		m.selected()
 		return m, nil
-	case run.FinishedMsg, form.ProfilesChangedMsg:
+	case common.RunsChanged, common.ProfilesChanged:
 		// A run was added or a profile saved: refresh the lists.
 		return m, Load(m.c)
 	case profileMsg:

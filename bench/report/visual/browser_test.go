@@ -4,36 +4,203 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"image"
 	"image/png"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/headless"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 )
 
-// startBrowser starts headless Chromium for the test, or skips when there
-// is none, except under CI where a missing browser fails.
-func startBrowser(t *testing.T, ctx context.Context) *headless.Browser {
+// The browser tests drive headless Chromium with chromedp. The browser
+// starts with every route to the network closed (an unusable proxy and a
+// resolver that finds no host), so a page that tries to fetch something
+// fails loudly instead of reaching out, and the attempt is still seen as
+// a request.
+
+// findBrowser returns the path of a Chromium or Chrome binary:
+// $KVBENCH_CHROMIUM, else the first of chromium, chromium-browser,
+// google-chrome on PATH.
+func findBrowser() (string, error) {
+	if p := os.Getenv("KVBENCH_CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("no chromium on PATH (Debian: apt-get install chromium)")
+}
+
+// startBrowser starts headless Chromium for the test and returns its
+// context (pages open in new tabs of it), or skips when there is none,
+// except under CI where a missing browser fails. The browser ends with
+// ctx or the test.
+func startBrowser(t *testing.T, ctx context.Context) context.Context {
 	t.Helper()
-	path, err := headless.Find()
+	path, err := findBrowser()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI needs a browser for this test (.ci/run installs Debian's chromium): %v", err)
 		}
 		t.Skip(err)
 	}
-	b, err := headless.Start(ctx, path, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("mute-audio", true),
+		chromedp.Flag("allow-file-access-from-files", true),
+		chromedp.Flag("disable-component-update", true),
+		// No way out.
+		chromedp.ProxyServer("http://127.0.0.1:9"), chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		chromedp.Env("DBUS_SESSION_BUS_ADDRESS=disabled:"),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	browser, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("start %s: %v", path, err)
 	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return browser
 }
+
+// pageOptions say how one page is loaded.
+type pageOptions struct {
+	width int  // viewport width in CSS pixels (default 1200)
+	dark  bool // emulate prefers-color-scheme: dark
+	// eval is a JavaScript expression evaluated after the load; its value
+	// (JSON-encoded) is loaded.value.
+	eval string
+	// screenshot captures the whole page as PNG.
+	screenshot bool
+}
+
+// loaded is what the browser made of a page.
+type loaded struct {
+	// errors are console errors, uncaught exceptions and browser log
+	// entries of level error (failed loads, CSP violations, invalid SVG
+	// attributes), one line each.
+	errors []string
+	// requests are the URLs of every request the page made, its own
+	// included.
+	requests []string
+	value    []byte
+	png      []byte
+}
+
+// load opens url in a new tab of browser, waits for its load event, and
+// reports; the tab is closed after.
+func load(browser context.Context, url string, o pageOptions) (*loaded, error) {
+	if o.width == 0 {
+		o.width = 1200
+	}
+	var mu sync.Mutex
+	res := &loaded{}
+	tab, cancel := chromedp.NewContext(browser, chromedp.WithListener(func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			res.requests = append(res.requests, ev.Request.URL)
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+				var parts []string
+				for _, a := range ev.Args {
+					if a.Description != "" {
+						parts = append(parts, a.Description)
+					} else {
+						parts = append(parts, string(a.Value))
+					}
+				}
+				res.errors = append(res.errors, "console."+string(ev.Type)+": "+strings.Join(parts, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			line := "exception: " + d.Text
+			if d.Exception != nil {
+				line += " " + d.Exception.Description
+			}
+			res.errors = append(res.errors, line)
+		case *cdplog.EventEntryAdded:
+			if e := ev.Entry; e.Level == cdplog.EntryLevelError {
+				res.errors = append(res.errors, fmt.Sprintf("%s: %s %s", e.Source, e.Text, e.URL))
+			}
+		}
+	}))
+	defer cancel()
+	scheme := "light"
+	if o.dark {
+		scheme = "dark"
+	}
+	if err := chromedp.Do(tab,
+		chromedp.EmulateViewport(int64(o.width), 900),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+			})
+			return err
+		}),
+		chromedp.Navigate(url),
+	); err != nil {
+		return nil, fmt.Errorf("load %s: %w", url, err)
+	}
+	if o.eval != "" {
+		v, err := chromedp.Run(tab, chromedp.Evaluate[[]byte](o.eval))
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		res.value = v
+	}
+	if o.screenshot {
+		png, err := chromedp.Run(tab, wholePage(o.width))
+		if err != nil {
+			return nil, fmt.Errorf("screenshot: %w", err)
+		}
+		res.png = png
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return &loaded{errors: slices.Clone(res.errors), requests: slices.Clone(res.requests), value: res.value, png: res.png}, nil
+}
+
+// wholePage captures the page at its laid-out height (at most 16000
+// pixels), width wide, as PNG.
+func wholePage(width int) chromedp.Action[[]byte] {
+	return func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
+		lm, err := cdp.Call(ctx, t, cdppage.GetLayoutMetrics, cdp.Empty{})
+		if err != nil {
+			return nil, err
+		}
+		h := 100.0
+		if lm.CSSContentSize != nil {
+			h = min(max(lm.CSSContentSize.Height, 100), 16000)
+		}
+		shot, err := cdp.Call(ctx, t, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{
+			Format: cdppage.CaptureScreenshotFormatPng, CaptureBeyondViewport: ptrTo(true),
+			Clip: &cdppage.Viewport{X: 0, Y: 0, Width: float64(width), Height: h, Scale: 1},
+		})
+		return shot.Data, err
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // chartsInDOM reads, from the rendered page, every chart figure with the
 // size its SVG was laid out at.
@@ -59,27 +226,27 @@ type domCharts struct {
 // for anything but the page itself, a missing or empty chart, or a blank
 // screenshot. The screenshot is written beside the report (the test's
 // temporary folder) and, when $KVBENCH_SCREENSHOT_DIR is set, there too.
-func check(t *testing.T, ctx context.Context, b *headless.Browser, file string, want []string, dark bool) {
+func check(t *testing.T, browser context.Context, file string, want []string, dark bool) {
 	t.Helper()
 	u := (&url.URL{Scheme: "file", Path: file}).String()
-	res, err := b.Load(ctx, u, headless.Options{Eval: chartsInDOM, Screenshot: true, Dark: dark})
+	res, err := load(browser, u, pageOptions{eval: chartsInDOM, screenshot: true, dark: dark})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range res.Errors {
+	for _, e := range res.errors {
 		t.Errorf("%s: console error: %s", filepath.Base(file), e)
 	}
-	if len(res.Requests) == 0 {
+	if len(res.requests) == 0 {
 		t.Error("the browser reported no request at all: the network log is not working")
 	}
-	for _, r := range res.Requests {
+	for _, r := range res.requests {
 		if r != u && !strings.HasPrefix(r, "data:") {
 			t.Errorf("%s: network request for %s", filepath.Base(file), r)
 		}
 	}
 	var raw string
-	if err := json.Unmarshal(res.Value, &raw); err != nil {
-		t.Fatalf("DOM probe: %v (%s)", err, res.Value)
+	if err := json.Unmarshal(res.value, &raw); err != nil {
+		t.Fatalf("DOM probe: %v (%s)", err, res.value)
 	}
 	var dom domCharts
 	if err := json.Unmarshal([]byte(raw), &dom); err != nil {
@@ -100,13 +267,13 @@ func check(t *testing.T, ctx context.Context, b *headless.Browser, file string, 
 		suffix = "-dark.png"
 	}
 	shot := strings.TrimSuffix(file, filepath.Ext(file)) + suffix
-	if err := os.WriteFile(shot, res.PNG, 0o644); err != nil {
+	if err := os.WriteFile(shot, res.png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if d := os.Getenv("KVBENCH_SCREENSHOT_DIR"); d != "" {
-		os.WriteFile(filepath.Join(d, filepath.Base(shot)), res.PNG, 0o644)
+		os.WriteFile(filepath.Join(d, filepath.Base(shot)), res.png, 0o644)
 	}
-	img, err := png.Decode(bytes.NewReader(res.PNG))
+	img, err := png.Decode(bytes.NewReader(res.png))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -137,23 +304,23 @@ func colours(img image.Image, limit int) int {
 func TestReportsInARealBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b := startBrowser(t, ctx)
+	browser := startBrowser(t, ctx)
 	dir := t.TempDir()
 
 	// The detectors first: a page that fetches and has a broken SVG must
 	// show both, or a clean result below would prove nothing.
 	bad := filepath.Join(dir, "bad.html")
 	os.WriteFile(bad, []byte(`<!DOCTYPE html><html><body><img src="http://198.51.100.7/x.png"><svg><path d="M 0 0 L NaN 1"/></svg></body></html>`), 0o644)
-	res, err := b.Load(ctx, (&url.URL{Scheme: "file", Path: bad}).String(), headless.Options{})
+	res, err := load(browser, (&url.URL{Scheme: "file", Path: bad}).String(), pageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fetched := false
-	for _, r := range res.Requests {
+	for _, r := range res.requests {
 		fetched = fetched || strings.Contains(r, "198.51.100.7")
 	}
-	if !fetched || len(res.Errors) == 0 {
-		t.Fatalf("detectors blind: requests %v, errors %v", res.Requests, res.Errors)
+	if !fetched || len(res.errors) == 0 {
+		t.Fatalf("detectors blind: requests %v, errors %v", res.requests, res.errors)
 	}
 
 	one := writeRun(t, dir, fixture{name: "one", n: 200, coldTTFT: 450, reusedEvery: 3, itlMs: 14, metrics: true, overloaded: true, seed: 4})
@@ -180,6 +347,6 @@ func TestReportsInARealBrowser(t *testing.T) {
 		if err := rep.WriteFile(file, "html", ""); err != nil {
 			t.Fatal(err)
 		}
-		check(t, ctx, b, file, tc.want, tc.dark)
+		check(t, browser, file, tc.want, tc.dark)
 	}
 }

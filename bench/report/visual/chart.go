@@ -63,6 +63,7 @@ func newChart(name, title string) *chart {
 	c := &chart{name: name, title: title, legend: plot.NewLegend()}
 	c.legend.Top, c.legend.Left = true, true
 	c.legend.TextStyle.Font.Size = vg.Points(9)
+	inFont(&c.legend.TextStyle)
 	c.legend.ThumbnailWidth = vg.Points(26)
 	c.legend.Padding = vg.Points(3)
 	return c
@@ -76,10 +77,13 @@ func (c *chart) panel(xLabel, yLabel string) *plot.Plot {
 		p.Title.Text = c.title
 		p.Title.TextStyle.Font.Size = vg.Points(12)
 	}
+	inFont(&p.Title.TextStyle)
 	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font.Size = vg.Points(10)
 		a.Tick.Label.Font.Size = vg.Points(9)
+		inFont(&a.Label.TextStyle)
+		inFont(&a.Tick.Label)
 		a.Tick.Marker = ticks{}
 	}
 	p.Add(plotter.NewGrid())

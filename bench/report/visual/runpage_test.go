@@ -19,7 +19,6 @@ import (
 	"github.com/kvbench/kvbench/bench/report"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
-	"github.com/kvbench/kvbench/internal/headless"
 )
 
 // writeStoryRun is a run as kvbench writes one today: warmup requests
@@ -233,7 +232,7 @@ const headerLayout = `JSON.stringify({
 func TestDocumentLayoutInABrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b := startBrowser(t, ctx)
+	browser := startBrowser(t, ctx)
 	dir := t.TempDir()
 	rd := writeStoryRun(t, dir, 5)
 	rep, err := Open(dir, []string{rd})
@@ -245,15 +244,15 @@ func TestDocumentLayoutInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []int{1400, 800} {
-		res, err := b.Load(ctx, (&url.URL{Scheme: "file", Path: file}).String(), headless.Options{Width: w, Eval: headerLayout})
+		res, err := load(browser, (&url.URL{Scheme: "file", Path: file}).String(), pageOptions{width: w, eval: headerLayout})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range res.Errors {
+		for _, e := range res.errors {
 			t.Errorf("%d px: console error: %s", w, e)
 		}
 		var raw string
-		if err := json.Unmarshal(res.Value, &raw); err != nil {
+		if err := json.Unmarshal(res.value, &raw); err != nil {
 			t.Fatal(err)
 		}
 		var got struct {

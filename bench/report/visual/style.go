@@ -3,18 +3,24 @@ package visual
 import (
 	"image/color"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-func init() {
-	// Liberation Sans has Arial's metrics, so the text gonum lays out
-	// with it fits where a browser without it substitutes Arial.
-	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
-	plotter.DefaultFont = plot.DefaultFont
+// chartFont is the charts' typeface. Liberation Sans has Arial's
+// metrics, so the text gonum lays out with it fits where a browser
+// without it substitutes Arial. Each chart sets it on its own text
+// (inFont): gonum's package defaults are left as they are, so importing
+// this package changes nothing for anyone else.
+var chartFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// inFont sets a text style in the chart font, keeping its size.
+func inFont(s *text.Style) {
+	size := s.Font.Size
+	s.Font = chartFont
+	s.Font.Size = size
 }
 
 // look is how one series is told apart: a colour, and for readers
