@@ -45,7 +45,8 @@ type Prepared struct {
 
 	log *slog.Logger // the debug log (--log-file); discards when none
 	// L1GB is the LMCache server's first tier in GB, read from its /status
-	// for kv-tier-pressure (0 when unknown).
+	// for a workload that sizes itself from it (workload.NeedsL1; 0 when
+	// unknown).
 	L1GB float64
 	// Budget is the KV cache the workload's expectation is judged
 	// against: the built-in engine's own, else (zero value) the
@@ -196,9 +197,9 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	}
 
 	tpg := cfg.Int("tokens_per_gb_kvcache")
-	// Trace replay does not need a budget, but predicts an LRU cache's
-	// hits with one when it can be known.
-	if tpg <= 0 && (config.NeedsTokensPerGB(cfg.Workload()) || cfg.Workload() == config.TraceReplay) {
+	// A workload that does not need a budget may still predict with one
+	// when it can be known (trace replay's LRU hits).
+	if tpg <= 0 && config.UsesTokensPerGB(cfg.Workload()) {
 		statusURL := cfg.ConnURL("lmcache_url")
 		if statusURL == "" && p.builtin != nil {
 			statusURL = p.builtin.URL()
@@ -215,7 +216,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	}
 	p.TokensPerGB = tpg
 
-	if cfg.Workload() == config.KVTierPressure && cfg.Int("ktp_pool_size") == 0 {
+	if workload.NeedsL1(cfg) {
 		statusURL := cfg.ConnURL("lmcache_url")
 		if statusURL == "" && p.builtin != nil {
 			statusURL = p.builtin.URL()
@@ -241,10 +242,6 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// builtinKVTierCPUGB is the CPU tier the built-in engine gets for
-// kv-tier-pressure, which needs a second tier to exercise.
-const builtinKVTierCPUGB = 4
-
 // builtinCPUGB is the CPU tier the built-in engine starts with for cfg.
 // builtinBudget is the built-in engine's cache, known exactly: its GPU
 // tier and, for the workloads that get one, its CPU tier.
@@ -264,10 +261,7 @@ func builtinBudget(cfg *config.Config) workload.KVBudget {
 }
 
 func builtinCPUGB(cfg *config.Config) float64 {
-	if cfg.Workload() == config.KVTierPressure {
-		return builtinKVTierCPUGB
-	}
-	return 0
+	return workload.BuiltinLowerTierGB(cfg.Workload())
 }
 
 // TokensPerGB reads LMCache's GET {url}/status and computes tokens per GB

@@ -207,7 +207,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 	}
 	// Load settings that do not resolve are refused below, in their turn.
 	ls, lsErr := load.FromConfig(p.Config)
-	plan := workload.PlannedStreams(wl, ls)
+	plan := wl.PlanStreams(ls)
 	if err := checkDescriptors(p, plan); err != nil {
 		return nil, &UsageError{Err: err}
 	}

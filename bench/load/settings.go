@@ -110,17 +110,18 @@ func FromConfig(c *config.Config) (Settings, error) {
 	if s.RampUp < 0 {
 		return s, fmt.Errorf("--ramp-up must be >= 0 (got %s)", s.RampUp)
 	}
-	if c.Workload() == config.MultiRoundChat {
-		qps := c.Float("mrc_qps")
-		if s.Timed() && c.IsSet("mrc_qps") && qps != s.Rate {
-			return s, fmt.Errorf("--request-rate %g and --mrc-qps %g disagree: they are the same setting for multi-round-chat, give one", s.Rate, qps)
+	if r := config.RateOf(c.Workload()); r != nil {
+		// The workload's own rate setting is the run's rate.
+		qps := c.Float(r.Key)
+		if s.Timed() && c.IsSet(r.Key) && qps != s.Rate {
+			return s, fmt.Errorf("--request-rate %g and %s %g disagree: they are the same setting for %s, give one", s.Rate, r.Flag(), qps, c.Workload())
 		}
 		if !s.Timed() {
 			s.Rate = qps
 		}
 		if !c.IsSet("arrival") && !c.IsSet("burstiness") {
 			s.Arrival, s.Burstiness = Constant, 1
-			if c.String("mrc_arrival") == "poisson" {
+			if r.Arrival(c) == Poisson {
 				s.Arrival = Poisson
 			}
 		}

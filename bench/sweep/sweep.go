@@ -113,8 +113,8 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--search-max-cells must be in [1, 1000] (got %d)", o.MaxCells)
 		}
 	}
-	if o.Dimension == Rate && o.Config.Workload() == config.MultiRoundChat && o.Config.IsSet("mrc_qps") {
-		return fmt.Errorf("--sweep-rate sets the rate of each cell: drop --mrc-qps")
+	if r := config.RateOf(o.Config.Workload()); o.Dimension == Rate && r != nil && o.Config.IsSet(r.Key) {
+		return fmt.Errorf("--sweep-rate sets the rate of each cell: drop %s", r.Flag())
 	}
 	if o.Dimension == Rate && o.Config.IsSet("request_rate") {
 		return fmt.Errorf("--sweep-rate sets --request-rate for each cell: drop --request-rate")
@@ -375,8 +375,8 @@ func (s *sweeper) cellConfig(i int, v float64) (*config.Config, error) {
 		c, s.ws, err = s.size(v)
 	} else if s.o.Dimension == Rate {
 		err = c.SetString("request_rate", Format(v))
-		if err == nil && c.Workload() == config.MultiRoundChat {
-			err = c.Set("mrc_qps", v)
+		if r := config.RateOf(c.Workload()); err == nil && r != nil {
+			err = c.Set(r.Key, v)
 		}
 	} else {
 		err = c.Set("max_concurrency", int(v))

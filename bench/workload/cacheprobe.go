@@ -23,7 +23,7 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.CacheProbe, newCacheProbe) }
+func init() { Register(Kind{Name: config.CacheProbe, New: newCacheProbe}) }
 
 // cpSeed is the seed sent with every cache-probe request.
 const cpSeed int64 = 1234

@@ -21,7 +21,7 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.ConcurrentExactness, newConcurrentExactness) }
+func init() { Register(Kind{Name: config.ConcurrentExactness, New: newConcurrentExactness}) }
 
 // cePromptsJSON is the built-in set: 16 public prompts written for
 // kvbench (code completions, chat code, arithmetic, prose).

@@ -18,8 +18,13 @@ import (
 )
 
 func init() {
-	Register(config.KVTierPressure, newKVTierPressure)
-	RegisterWorkingSetter(config.KVTierPressure, (*KVTierPressure)(nil))
+	Register(Kind{Name: config.KVTierPressure, New: newKVTierPressure, Estimate: estimateKVTierPressure,
+		WorkingSet: (*KVTierPressure)(nil),
+		// A pool of 0 is derived from the LMCache server's first tier.
+		NeedsL1: func(c *config.Config) bool { return c.Int("ktp_pool_size") == 0 },
+		// It needs a second tier to exercise.
+		BuiltinLowerTierGB: 4,
+	})
 }
 
 // KVTierVocabSize is the number of one-token words documents are drawn
@@ -471,4 +476,15 @@ func (*KVTierPressure) SizeWorkingSet(c *config.Config, tokens float64, _ int) (
 		reusable += ctx
 	}
 	return WorkingSet{Tokens: n * ctx, Count: n, Unit: ctx, What: "documents", Reusable: max(reusable, 1)}, nil
+}
+
+// estimateKVTierPressure sizes its plan from its settings.
+func estimateKVTierPressure(c *config.Config, tokensPerGB int) Plan {
+	// The documents are built ahead, the measured requests too. A
+	// derived pool is sized from the server's L1 capacity at start-up,
+	// so only an explicit one can be estimated here.
+	l, per, n := setting(c, "ktp_context_length"), setting(c, "ktp_docs_per_request"), setting(c, "ktp_num_requests")
+	pool := math.Max(setting(c, "ktp_pool_size"), per)
+	return Plan{Requests: n + pool/per + 1, Tokens: pool*l + n*(per*l+setting(c, "ktp_system_prompt_length")),
+		Flags: []string{"--ktp-num-requests", "--ktp-docs-per-request", "--ktp-context-length", "--ktp-pool-size"}}
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
@@ -13,9 +14,8 @@ import (
 )
 
 func init() {
-	Register(config.LongDocQA, newLongDocQA)
-	RegisterRebuildable(config.LongDocQA)
-	RegisterWorkingSetter(config.LongDocQA, (*LongDocQA)(nil))
+	Register(Kind{Name: config.LongDocQA, New: newLongDocQA, Rebuildable: true,
+		Estimate: estimateLongDocQA, WorkingSet: (*LongDocQA)(nil)})
 }
 
 var ldqaQuestions = [4]string{
@@ -318,4 +318,13 @@ func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB i
 		return WorkingSet{}, err
 	}
 	return WorkingSet{Tokens: n * doc, Count: n, Unit: doc, What: "documents", Reusable: doc}, nil
+}
+
+// estimateLongDocQA sizes its plan from its settings.
+func estimateLongDocQA(c *config.Config, tokensPerGB int) Plan {
+	l := setting(c, "ldqa_document_length")
+	docs := math.Max(1, math.Floor(budgetTokens(c, tokensPerGB)/l))
+	reqs := docs * setting(c, "ldqa_query_per_document")
+	return Plan{Requests: docs + reqs, Tokens: (docs + reqs) * l,
+		Flags: []string{"--kv-cache-volume", "--tokens-per-gb-kvcache", "--ldqa-document-length", "--ldqa-query-per-document"}}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -15,9 +16,8 @@ import (
 )
 
 func init() {
-	RegisterWorkingSetter(config.MultiRoundChat, (*MultiRoundChat)(nil))
-	Register(config.MultiRoundChat, newMultiRoundChat)
-	RegisterRebuildable(config.MultiRoundChat)
+	Register(Kind{Name: config.MultiRoundChat, New: newMultiRoundChat, Rebuildable: true,
+		Estimate: estimateMultiRoundChat, WorkingSet: (*MultiRoundChat)(nil)})
 }
 
 // mrcRetry is how often a dispatch that waits for a busy session checks
@@ -537,4 +537,14 @@ func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPe
 	}
 	fresh := c.Int("mrc_user_input_length") + templatePerMessage + templatePerRequest
 	return WorkingSet{Tokens: n * per, Count: n, Unit: per, What: "sessions", Fresh: fresh}, nil
+}
+
+// estimateMultiRoundChat sizes its plan from its settings.
+func estimateMultiRoundChat(c *config.Config, tokensPerGB int) Plan {
+	per := setting(c, "mrc_shared_prompt_length") + setting(c, "mrc_chat_history_length")
+	// The sessions are built ahead; what the run then sends is bounded
+	// by time (--mrc-qps x --mrc-duration within their ranges).
+	users := math.Max(1, math.Floor(budgetTokens(c, tokensPerGB)/math.Max(per, 1)))
+	return Plan{Requests: users, Tokens: users * per,
+		Flags: []string{"--kv-cache-volume", "--tokens-per-gb-kvcache", "--mrc-shared-prompt-length", "--mrc-chat-history-length"}}
 }

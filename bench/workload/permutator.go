@@ -17,7 +17,9 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.LongDocPermutator, newLongDocPermutator) }
+func init() {
+	Register(Kind{Name: config.LongDocPermutator, New: newLongDocPermutator, Estimate: estimateLongDocPermutator})
+}
 
 // LDPVocabSize is the fixed size of the pseudo-word pool.
 const LDPVocabSize = 8000
@@ -458,4 +460,16 @@ func (w *LongDocPermutator) expectation(bound *float64, above string) *record.Ex
 func (w *LongDocPermutator) PlanStreams(ls load.Settings) StreamPlan {
 	prompt := float64(w.numContexts)*float64(LDPContextTokens(w.contextLen, LDPBuiltinTokensPerWord)) + float64(w.systemLen)
 	return measuredStreams(ls, min(w.inflight, len(w.perms)), "--ldp-num-inflight-requests", expectedLatency(int(min(prompt, config.MaxTokens)), w.maxOut))
+}
+
+// estimateLongDocPermutator sizes its plan from its settings.
+func estimateLongDocPermutator(c *config.Config, tokensPerGB int) Plan {
+	n := setting(c, "ldp_num_contexts")
+	perms := math.Min(setting(c, "ldp_num_permutations"), math.Gamma(n+1))
+	// Contexts count pool words, about LDPBuiltinTokensPerWord tokens
+	// each; the system prompt's words are one token each.
+	ctx := setting(c, "ldp_context_length") * LDPBuiltinTokensPerWord
+	per := n*ctx + setting(c, "ldp_system_prompt_length")
+	return Plan{Requests: perms, Tokens: perms*per + n*ctx,
+		Flags: []string{"--ldp-num-permutations", "--ldp-num-contexts", "--ldp-context-length"}}
 }

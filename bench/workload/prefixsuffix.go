@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"github.com/kvbench/kvbench/bench/load"
 	"math"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 )
 
 func init() {
-	Register(config.PrefixSuffixTuner, newPrefixSuffixTuner)
-	RegisterWorkingSetter(config.PrefixSuffixTuner, (*PrefixSuffixTuner)(nil))
+	Register(Kind{Name: config.PrefixSuffixTuner, New: newPrefixSuffixTuner,
+		Estimate: estimatePrefixSuffixTuner, WorkingSet: (*PrefixSuffixTuner)(nil)})
 }
 
 const (
@@ -325,4 +326,19 @@ func (w *PrefixSuffixTuner) partialReuse() string {
 	return fmt.Sprintf("; each pass-2 request cached %s of its %s prompt tokens on average (%.0f%% of its %s-token prefix): "+
 		"block-granular eviction, freeing a request's tail first, keeps the head of every prefix when the pool overflows the tier by a few blocks, "+
 		"so pass 2 reuses part of each prefix rather than all or none", group(cached), group(prompt), 100*float64(cached)/float64(w.prefix), group(w.prefix))
+}
+
+// estimatePrefixSuffixTuner sizes its plan from its settings.
+func estimatePrefixSuffixTuner(c *config.Config, tokensPerGB int) Plan {
+	l := setting(c, "psf_context_length")
+	prefix := math.Max(1, l*setting(c, "psf_prefix_ratio"))
+	num := math.Max(1, math.Floor(setting(c, "psf_thrash")*psfOverflow*float64(tokensPerGB)/l))
+	return Plan{Requests: 2 * num, Tokens: num*prefix + 2*num*l,
+		Flags: []string{"--psf-thrash", "--tokens-per-gb-kvcache", "--psf-context-length"}}
+}
+
+// PlanStreams: one request at a time, each after the one before (both
+// passes and the throw-away between them).
+func (w *PrefixSuffixTuner) PlanStreams(load.Settings) StreamPlan {
+	return StreamPlan{Streams: 1}
 }

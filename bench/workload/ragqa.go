@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/kvbench/kvbench/bench/load"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,7 +20,7 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.RAGQAQuality, newRAGQAQuality) }
+func init() { Register(Kind{Name: config.RAGQAQuality, New: newRAGQAQuality}) }
 
 // ragSystemPrompt opens every request: LMCache's wording, to the byte.
 const ragSystemPrompt = "Answer the question using only the given passages. You may reason " +
@@ -403,4 +404,10 @@ func (w *RAGQAQuality) Outcome() Outcome {
 		o.Failed, o.Reasons = true, []string{fmt.Sprintf("cannot write %s: %v", w.output, w.writeErr)}
 	}
 	return o
+}
+
+// PlanStreams: one request at a time, the prefills and then the samples
+// (each sample is judged against its prefill, never beside another).
+func (w *RAGQAQuality) PlanStreams(load.Settings) StreamPlan {
+	return StreamPlan{Streams: 1}
 }

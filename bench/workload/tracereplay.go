@@ -25,8 +25,7 @@ import (
 )
 
 func init() {
-	Register(config.TraceReplay, newTraceReplay)
-	RegisterRebuildable(config.TraceReplay)
+	Register(Kind{Name: config.TraceReplay, New: newTraceReplay, Rebuildable: true})
 }
 
 // Prompt modes and their exactness (spec/trace.md).

@@ -316,10 +316,11 @@ func (m *Model) build() {
 		for _, f := range config.WorkloadFields(w) {
 			fields = append(fields, m.input(f.Key))
 		}
-		// A trace replay cannot start without its file: its settings
-		// are asked for even when the optional ones are skipped.
+		// A workload cannot start without its required settings (a
+		// trace replay's file): its settings are asked for even when the
+		// optional ones are skipped.
 		groups = append(groups, huh.NewGroup(fields...).Title(w+" settings").Description(config.WorkloadInfo[w]).
-			WithHideFunc(func() bool { return m.workload != w || (optional() && !m.needsTraceFile(w)) }))
+			WithHideFunc(func() bool { return m.workload != w || (optional() && !m.needsRequired(w)) }))
 	}
 
 	var general []huh.Field
@@ -346,11 +347,15 @@ func (m *Model) build() {
 	m.stage = stageForm
 }
 
-// needsTraceFile reports whether w is trace replay and its file is not
+// needsRequired reports whether one of w's required settings is not
 // given yet.
-func (m *Model) needsTraceFile(w string) bool {
-	v, ok := m.vals["tr_file"]
-	return w == config.TraceReplay && ok && strings.TrimSpace(*v) == ""
+func (m *Model) needsRequired(w string) bool {
+	for _, f := range config.WorkloadFields(w) {
+		if v, ok := m.vals[f.Key]; ok && f.Required && strings.TrimSpace(*v) == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // formHeight leaves a line for the inline error under the form.

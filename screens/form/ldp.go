@@ -66,10 +66,10 @@ func (m *Model) ldpEstimate(words string) string {
 }
 
 // measureLDP asks the engine the form names for its tokens per word, once
-// per engine, when the workload is long-doc-permutator and the engine is
-// not the built-in one (whose figure is known).
+// per engine, when the workload counts pool words (long-doc-permutator)
+// and the engine is not the built-in one (whose figure is known).
 func (m *Model) measureLDP(c *config.Config) tea.Cmd {
-	if c == nil || c.Workload() != config.LongDocPermutator {
+	if c == nil || !countsPoolWords(c.Workload()) {
 		return nil
 	}
 	url := strings.TrimSpace(c.String("engine_url"))
@@ -126,4 +126,15 @@ func groupInt(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// countsPoolWords reports whether one of the workload's settings counts
+// pool words.
+func countsPoolWords(workload string) bool {
+	for _, f := range config.WorkloadFields(workload) {
+		if f.PoolWords {
+			return true
+		}
+	}
+	return false
 }
