@@ -376,7 +376,7 @@ func (w *CacheProbe) expectation(rows []cpRow) *record.Expectation {
 	var expected, reasons []string
 	verdicts := []string{}
 	first := w.results[0]
-	if w.requireCold || (w.ids == nil && w.p.Config.String("prompt_salt") == "auto") {
+	if w.requireCold || (w.ids == nil && w.p.Settings.PromptSalt == "auto") {
 		var j judge
 		if first != nil {
 			j.add(first, cold)

@@ -62,7 +62,7 @@ func newLongDocQA(ctx context.Context, p Params) (Workload, error) {
 	if p.TokensPerGB <= 0 {
 		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.LongDocQA)
 	}
-	w.numDocs = LongDocQADocuments(c.Float("kv_cache_volume"), p.TokensPerGB, w.docLen)
+	w.numDocs = LongDocQADocuments(p.Settings.KVCacheGB, p.TokensPerGB, w.docLen)
 	w.docDone = map[int]float64{}
 	w.schedule = LongDocQASchedule(w.numDocs, w.queries, w.shuffle, p.Seed)
 	if sh := p.shard(); sh.Sharded() {
@@ -314,7 +314,7 @@ func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB i
 	if tokensPerGB <= 0 {
 		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.LongDocQA)
 	}
-	if err := c.Set("kv_cache_volume", volumeFor(n, doc, tokensPerGB)); err != nil {
+	if err := c.SetKVCacheGB(volumeFor(n, doc, tokensPerGB)); err != nil {
 		return WorkingSet{}, err
 	}
 	return WorkingSet{Tokens: n * doc, Count: n, Unit: doc, What: "documents", Reusable: doc}, nil

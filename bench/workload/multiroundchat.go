@@ -135,7 +135,7 @@ func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	}
 	// --request-rate is --mrc-qps; --arrival/--burstiness shape its gaps.
 	w.load, w.qps = ls, ls.Rate
-	if c.IsSet("arrival") || c.IsSet("burstiness") {
+	if g := p.Settings.Load; g.ArrivalGiven || g.BurstinessGiven {
 		w.arrival = ls.Arrival
 	}
 	if w.shared+w.history <= 0 {
@@ -144,7 +144,7 @@ func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	if !(w.qps > 0) || !(w.duration > 0) {
 		return nil, fmt.Errorf("--mrc-qps and --mrc-duration must be > 0 (got %v and %v)", w.qps, w.duration)
 	}
-	w.users = MultiRoundChatUsers(c.Float("kv_cache_volume"), p.TokensPerGB, w.shared, w.history)
+	w.users = MultiRoundChatUsers(p.Settings.KVCacheGB, p.TokensPerGB, w.shared, w.history)
 	sh := p.shard()
 	if w.users < sh.Count {
 		return nil, fmt.Errorf("--shard %s: %s has %d session(s), fewer than the %d shards; use fewer shards or a larger --kv-cache-volume", sh, config.MultiRoundChat, w.users, sh.Count)
@@ -532,7 +532,7 @@ func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPe
 	if tokensPerGB <= 0 {
 		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.MultiRoundChat)
 	}
-	if err := c.Set("kv_cache_volume", volumeFor(n, per, tokensPerGB)); err != nil {
+	if err := c.SetKVCacheGB(volumeFor(n, per, tokensPerGB)); err != nil {
 		return WorkingSet{}, err
 	}
 	fresh := c.Int("mrc_user_input_length") + templatePerMessage + templatePerRequest

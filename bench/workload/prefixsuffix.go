@@ -240,7 +240,7 @@ func (w *PrefixSuffixTuner) Outcome() Outcome {
 func (w *PrefixSuffixTuner) expectation() *record.Expectation {
 	b := w.p.budget()
 	t := KVBudget{Tokens: int(w.thrash * float64(w.p.TokensPerGB)), What: "the targeted tier", Size: fmt.Sprintf("--psf-thrash %g GB", w.thrash)}
-	if b.Tokens > 0 && (b.Engine || w.p.Config.IsSet("kv_cache_volume")) {
+	if b.Tokens > 0 && (b.Engine || w.p.Settings.KVCacheGBGiven) {
 		t = b
 	}
 	tier, tierText := t.Tokens, t.text()

@@ -320,7 +320,7 @@ func (w *RAGQAQuality) write(path string) error {
 			"dataset": w.dataset, "num_samples": c.Int("rag_num_samples"), "max_output_length": w.maxOut,
 			"doc_align_tokens": w.align, "template_kwargs": c.StringList("rag_template_kwargs"), "seed": w.p.Seed,
 		},
-		"model":      c.String("model"),
+		"model":      w.p.Settings.Model,
 		"summary":    w.sum,
 		"per_sample": per,
 	}

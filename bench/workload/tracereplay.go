@@ -131,7 +131,7 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 		w.block = trace.DefaultBlockSize(w.format)
 	}
 	if p.TokensPerGB > 0 {
-		w.lruTokens = int(min(c.Float("kv_cache_volume")*float64(p.TokensPerGB), 1<<40))
+		w.lruTokens = int(min(p.Settings.KVCacheGB*float64(p.TokensPerGB), 1<<40))
 	}
 	ls, err := load.FromConfig(c)
 	if err != nil {
@@ -181,7 +181,7 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 // Every shard of a run draws the same blocks: an auto salt then derives
 // from what the shards share.
 func traceSalt(c *config.Config) string {
-	switch s := c.String("prompt_salt"); s {
+	switch s := c.Settings().PromptSalt; s {
 	case "none":
 		return ""
 	case "auto", "":
@@ -368,7 +368,7 @@ func (w *TraceReplay) verifyText(ctx context.Context, tk *tokenizer) error {
 	defer r.Close()
 	r.Skip(w.start)
 	r.PassOver(w.invalid.has)
-	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Config.Int("seed")), w.salt, 0)
+	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Settings.Seed), w.salt, 0)
 	checked := 0
 	for n := 0; checked < 3 && (w.limit == 0 || n < w.limit); n++ {
 		q, err := r.Next()
@@ -436,7 +436,7 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 		return err
 	}
 	r.PassOver(w.invalid.has)
-	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Config.Int("seed")), w.salt, 0)
+	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Settings.Seed), w.salt, 0)
 	ex := trace.NewExpector(blocks, w.engineBlock, w.lruTokens)
 	env.Phase("measuring", w.replayable, w.scaled(w.traceSpan))
 

@@ -58,7 +58,9 @@ type HoldBacker interface {
 
 // Params are the resolved run-wide values a workload sizes itself from.
 type Params struct {
-	Config      *config.Config
+	Config *config.Config
+	// Settings are Config's general settings, decoded by New.
+	Settings    config.Settings
 	TokensPerGB int
 	Seed        int64
 	// Endpoint is the endpoint requests go to unless a workload needs a
@@ -119,7 +121,7 @@ func (e *UnavailableError) Error() string { return e.Err.Error() }
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Warmup reports whether warmup phases run (not --no-warmup).
-func (p Params) Warmup() bool { return !p.Config.Bool("no_warmup") }
+func (p Params) Warmup() bool { return !p.Settings.NoWarmup }
 
 // Outcome is what a workload reports when it has finished.
 type Outcome struct {
@@ -227,7 +229,8 @@ type Factory func(ctx context.Context, p Params) (Workload, error)
 
 // New validates the parameters and builds the named workload.
 func New(ctx context.Context, p Params) (Workload, error) {
-	name := p.Config.Workload()
+	p.Settings = p.Config.Settings()
+	name := p.Settings.Workload
 	k, ok := kinds[name]
 	if !ok {
 		return nil, fmt.Errorf("--workload %q is not available", name)

@@ -72,7 +72,8 @@ func (m *Model) measureLDP(c *config.Config) tea.Cmd {
 	if c == nil || !countsPoolWords(c.Workload()) {
 		return nil
 	}
-	url := strings.TrimSpace(c.String("engine_url"))
+	set := c.Settings()
+	url := strings.TrimSpace(set.EngineURL)
 	if url == "" || url == bench.BuiltinURL {
 		m.ldp = builtinLDPFactor()
 		return nil
@@ -86,11 +87,8 @@ func (m *Model) measureLDP(c *config.Config) tea.Cmd {
 	}
 	m.ldp = builtinLDPFactor()
 	m.ldp.engine, m.ldp.asking = url, true
-	id, keyEnv, seed := m.id, c.String("api_key_env"), int64(c.Int("seed"))
-	model := c.String("served_model_name")
-	if model == "" {
-		model = c.String("model")
-	}
+	id, keyEnv, seed := m.id, set.APIKeyEnv, int64(set.Seed)
+	model := set.RequestModel()
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
