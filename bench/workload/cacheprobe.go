@@ -130,16 +130,17 @@ type CacheProbe struct {
 
 func newCacheProbe(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := cpOptionsOf(c)
 	w := &CacheProbe{
 		p:            p,
-		tokens:       c.Int("cp_tokens"),
-		repeats:      c.Int("cp_repeats"),
-		streams:      c.Int("cp_streams"),
-		expected:     c.Int("cp_expected_prompt_tokens"),
-		requireCold:  c.Bool("cp_require_cold"),
-		requireReuse: c.Bool("cp_require_reuse"),
+		tokens:       o.Tokens,
+		repeats:      o.Repeats,
+		streams:      o.Streams,
+		expected:     o.ExpectedPromptTokens,
+		requireCold:  o.RequireCold,
+		requireReuse: o.RequireReuse,
 	}
-	if path := c.String("cp_prompt_file"); path != "" {
+	if path := o.PromptFile; path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, flagFileError("cp-prompt-file", path, err)
@@ -483,4 +484,20 @@ func (w *CacheProbe) PlanStreams(ls load.Settings) StreamPlan {
 		prompt = len(CacheProbeText) / 4
 	}
 	return measuredStreams(ls, w.streams, "--cp-streams", expectedLatency(prompt, w.tokens))
+}
+
+// cpOptions are its settings (its rows in config), decoded once.
+type cpOptions struct {
+	Tokens               int    `setting:"cp_tokens"`
+	Repeats              int    `setting:"cp_repeats"`
+	Streams              int    `setting:"cp_streams"`
+	PromptFile           string `setting:"cp_prompt_file"`
+	ExpectedPromptTokens int    `setting:"cp_expected_prompt_tokens"`
+	RequireCold          bool   `setting:"cp_require_cold"`
+	RequireReuse         bool   `setting:"cp_require_reuse"`
+}
+
+func cpOptionsOf(c *config.Config) (o cpOptions) {
+	c.Decode(&o)
+	return o
 }

@@ -51,13 +51,14 @@ type LongDocQA struct {
 
 func newLongDocQA(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := ldqaOptionsOf(c)
 	w := &LongDocQA{
 		p:        p,
-		docLen:   c.Int("ldqa_document_length"),
-		queries:  c.Int("ldqa_query_per_document"),
-		shuffle:  c.String("ldqa_shuffle_policy"),
-		inflight: c.Int("ldqa_num_inflight_requests"),
-		maxOut:   c.Int("ldqa_max_output_length"),
+		docLen:   o.DocumentLength,
+		queries:  o.QueryPerDocument,
+		shuffle:  o.ShufflePolicy,
+		inflight: o.NumInflightRequests,
+		maxOut:   o.MaxOutputLength,
 	}
 	if p.TokensPerGB <= 0 {
 		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.LongDocQA)
@@ -306,7 +307,8 @@ func (w *LongDocQA) PlanStreams(ls load.Settings) StreamPlan {
 // SizeWorkingSet: documents = size / document length (--kv-cache-volume
 // set to match); a question reuses its document.
 func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	doc := c.Int("ldqa_document_length")
+	o := ldqaOptionsOf(c)
+	doc := o.DocumentLength
 	n, err := units(config.LongDocQA, tokens, doc, "document")
 	if err != nil {
 		return WorkingSet{}, err
@@ -322,9 +324,24 @@ func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB i
 
 // estimateLongDocQA sizes its plan from its settings.
 func estimateLongDocQA(c *config.Config, tokensPerGB int) Plan {
-	l := setting(c, "ldqa_document_length")
+	o := ldqaOptionsOf(c)
+	l := float64(o.DocumentLength)
 	docs := math.Max(1, math.Floor(budgetTokens(c, tokensPerGB)/l))
-	reqs := docs * setting(c, "ldqa_query_per_document")
+	reqs := docs * float64(o.QueryPerDocument)
 	return Plan{Requests: docs + reqs, Tokens: (docs + reqs) * l,
 		Flags: []string{"--kv-cache-volume", "--tokens-per-gb-kvcache", "--ldqa-document-length", "--ldqa-query-per-document"}}
+}
+
+// ldqaOptions are its settings (its rows in config), decoded once.
+type ldqaOptions struct {
+	DocumentLength      int    `setting:"ldqa_document_length"`
+	QueryPerDocument    int    `setting:"ldqa_query_per_document"`
+	ShufflePolicy       string `setting:"ldqa_shuffle_policy"`
+	NumInflightRequests int    `setting:"ldqa_num_inflight_requests"`
+	MaxOutputLength     int    `setting:"ldqa_max_output_length"`
+}
+
+func ldqaOptionsOf(c *config.Config) (o ldqaOptions) {
+	c.Decode(&o)
+	return o
 }

@@ -115,15 +115,16 @@ type MultiRoundChat struct {
 
 func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := mrcOptionsOf(c)
 	w := &MultiRoundChat{
 		p:        p,
-		shared:   c.Int("mrc_shared_prompt_length"),
-		history:  c.Int("mrc_chat_history_length"),
-		input:    c.Int("mrc_user_input_length"),
-		output:   c.Int("mrc_output_length"),
-		qps:      c.Float("mrc_qps"),
-		duration: c.Float("mrc_duration"),
-		arrival:  c.String("mrc_arrival"),
+		shared:   o.SharedPromptLength,
+		history:  o.ChatHistoryLength,
+		input:    o.UserInputLength,
+		output:   o.OutputLength,
+		qps:      o.QPS,
+		duration: o.Duration,
+		arrival:  o.Arrival,
 		pause:    sleepCtx,
 	}
 	if p.TokensPerGB <= 0 {
@@ -524,7 +525,8 @@ func (w *MultiRoundChat) PlanStreams(ls load.Settings) StreamPlan {
 // prompt and history, and what earlier rounds added to it: only its own
 // question is fresh.
 func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	per := c.Int("mrc_shared_prompt_length") + c.Int("mrc_chat_history_length")
+	o := mrcOptionsOf(c)
+	per := o.SharedPromptLength + o.ChatHistoryLength
 	n, err := units(config.MultiRoundChat, tokens, per, "session")
 	if err != nil {
 		return WorkingSet{}, err
@@ -535,16 +537,33 @@ func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPe
 	if err := c.SetKVCacheGB(volumeFor(n, per, tokensPerGB)); err != nil {
 		return WorkingSet{}, err
 	}
-	fresh := c.Int("mrc_user_input_length") + templatePerMessage + templatePerRequest
+	fresh := o.UserInputLength + templatePerMessage + templatePerRequest
 	return WorkingSet{Tokens: n * per, Count: n, Unit: per, What: "sessions", Fresh: fresh}, nil
 }
 
 // estimateMultiRoundChat sizes its plan from its settings.
 func estimateMultiRoundChat(c *config.Config, tokensPerGB int) Plan {
-	per := setting(c, "mrc_shared_prompt_length") + setting(c, "mrc_chat_history_length")
+	o := mrcOptionsOf(c)
+	per := float64(o.SharedPromptLength) + float64(o.ChatHistoryLength)
 	// The sessions are built ahead; what the run then sends is bounded
 	// by time (--mrc-qps x --mrc-duration within their ranges).
 	users := math.Max(1, math.Floor(budgetTokens(c, tokensPerGB)/math.Max(per, 1)))
 	return Plan{Requests: users, Tokens: users * per,
 		Flags: []string{"--kv-cache-volume", "--tokens-per-gb-kvcache", "--mrc-shared-prompt-length", "--mrc-chat-history-length"}}
+}
+
+// mrcOptions are its settings (its rows in config), decoded once.
+type mrcOptions struct {
+	SharedPromptLength int     `setting:"mrc_shared_prompt_length"`
+	ChatHistoryLength  int     `setting:"mrc_chat_history_length"`
+	UserInputLength    int     `setting:"mrc_user_input_length"`
+	OutputLength       int     `setting:"mrc_output_length"`
+	QPS                float64 `setting:"mrc_qps"`
+	Duration           float64 `setting:"mrc_duration"`
+	Arrival            string  `setting:"mrc_arrival"`
+}
+
+func mrcOptionsOf(c *config.Config) (o mrcOptions) {
+	c.Decode(&o)
+	return o
 }

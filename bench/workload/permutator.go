@@ -225,14 +225,15 @@ type ldpSeen struct {
 
 func newLongDocPermutator(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := ldpOptionsOf(c)
 	w := &LongDocPermutator{
 		p:           p,
-		numContexts: c.Int("ldp_num_contexts"),
-		contextLen:  c.Int("ldp_context_length"),
-		systemLen:   c.Int("ldp_system_prompt_length"),
-		requested:   c.Int("ldp_num_permutations"),
-		inflight:    c.Int("ldp_num_inflight_requests"),
-		maxOut:      c.Int("ldp_max_output_length"),
+		numContexts: o.NumContexts,
+		contextLen:  o.ContextLength,
+		systemLen:   o.SystemPromptLength,
+		requested:   o.NumPermutations,
+		inflight:    o.NumInflightRequests,
+		maxOut:      o.MaxOutputLength,
 	}
 	if w.numContexts < 1 || w.contextLen < 1 || w.requested < 1 {
 		return nil, fmt.Errorf("--ldp-num-contexts, --ldp-context-length and --ldp-num-permutations must be >= 1")
@@ -464,12 +465,28 @@ func (w *LongDocPermutator) PlanStreams(ls load.Settings) StreamPlan {
 
 // estimateLongDocPermutator sizes its plan from its settings.
 func estimateLongDocPermutator(c *config.Config, tokensPerGB int) Plan {
-	n := setting(c, "ldp_num_contexts")
-	perms := math.Min(setting(c, "ldp_num_permutations"), math.Gamma(n+1))
+	o := ldpOptionsOf(c)
+	n := float64(o.NumContexts)
+	perms := math.Min(float64(o.NumPermutations), math.Gamma(n+1))
 	// Contexts count pool words, about LDPBuiltinTokensPerWord tokens
 	// each; the system prompt's words are one token each.
-	ctx := setting(c, "ldp_context_length") * LDPBuiltinTokensPerWord
-	per := n*ctx + setting(c, "ldp_system_prompt_length")
+	ctx := float64(o.ContextLength) * LDPBuiltinTokensPerWord
+	per := n*ctx + float64(o.SystemPromptLength)
 	return Plan{Requests: perms, Tokens: perms*per + n*ctx,
 		Flags: []string{"--ldp-num-permutations", "--ldp-num-contexts", "--ldp-context-length"}}
+}
+
+// ldpOptions are its settings (its rows in config), decoded once.
+type ldpOptions struct {
+	NumContexts         int `setting:"ldp_num_contexts"`
+	ContextLength       int `setting:"ldp_context_length"`
+	SystemPromptLength  int `setting:"ldp_system_prompt_length"`
+	NumPermutations     int `setting:"ldp_num_permutations"`
+	NumInflightRequests int `setting:"ldp_num_inflight_requests"`
+	MaxOutputLength     int `setting:"ldp_max_output_length"`
+}
+
+func ldpOptionsOf(c *config.Config) (o ldpOptions) {
+	c.Decode(&o)
+	return o
 }

@@ -43,17 +43,9 @@ func EstimatePlan(c *config.Config, tokensPerGB int) (Plan, bool) {
 	return p, true
 }
 
-// setting is a numeric setting as a float, for an estimate.
-func setting(c *config.Config, key string) float64 {
-	if fl, ok := config.Lookup(key); ok && fl.Kind == config.Float {
-		return c.Float(key)
-	}
-	return float64(c.Int(key))
-}
-
 // budgetTokens is the KV budget in tokens, for an estimate.
 func budgetTokens(c *config.Config, tokensPerGB int) float64 {
-	return setting(c, "kv_cache_volume") * float64(tokensPerGB)
+	return c.Settings().KVCacheGB * float64(tokensPerGB)
 }
 
 // MemoryLimit is the most memory a plan may need: half of the machine's

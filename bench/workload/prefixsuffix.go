@@ -92,11 +92,12 @@ type PrefixSuffixTuner struct {
 
 func newPrefixSuffixTuner(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := psfOptionsOf(c)
 	w := &PrefixSuffixTuner{
 		p:       p,
-		context: c.Int("psf_context_length"),
-		ratio:   c.Float("psf_prefix_ratio"),
-		thrash:  c.Float("psf_thrash"),
+		context: o.ContextLength,
+		ratio:   o.PrefixRatio,
+		thrash:  o.Thrash,
 	}
 	if p.TokensPerGB <= 0 {
 		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.PrefixSuffixTuner)
@@ -289,8 +290,9 @@ func abs(n int) int {
 // SizeWorkingSet: --psf-thrash = size / (1.05 x tokens per GB), so the
 // pool is size / context contexts; pass 2 reuses each one's prefix.
 func (*PrefixSuffixTuner) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	ctx := c.Int("psf_context_length")
-	prefix, _, err := PrefixSuffixSplit(ctx, c.Float("psf_prefix_ratio"))
+	o := psfOptionsOf(c)
+	ctx := o.ContextLength
+	prefix, _, err := PrefixSuffixSplit(ctx, o.PrefixRatio)
 	if err != nil {
 		return WorkingSet{}, err
 	}
@@ -330,9 +332,10 @@ func (w *PrefixSuffixTuner) partialReuse() string {
 
 // estimatePrefixSuffixTuner sizes its plan from its settings.
 func estimatePrefixSuffixTuner(c *config.Config, tokensPerGB int) Plan {
-	l := setting(c, "psf_context_length")
-	prefix := math.Max(1, l*setting(c, "psf_prefix_ratio"))
-	num := math.Max(1, math.Floor(setting(c, "psf_thrash")*psfOverflow*float64(tokensPerGB)/l))
+	o := psfOptionsOf(c)
+	l := float64(o.ContextLength)
+	prefix := math.Max(1, l*o.PrefixRatio)
+	num := math.Max(1, math.Floor(o.Thrash*psfOverflow*float64(tokensPerGB)/l))
 	return Plan{Requests: 2 * num, Tokens: num*prefix + 2*num*l,
 		Flags: []string{"--psf-thrash", "--tokens-per-gb-kvcache", "--psf-context-length"}}
 }
@@ -341,4 +344,16 @@ func estimatePrefixSuffixTuner(c *config.Config, tokensPerGB int) Plan {
 // passes and the throw-away between them).
 func (w *PrefixSuffixTuner) PlanStreams(load.Settings) StreamPlan {
 	return StreamPlan{Streams: 1}
+}
+
+// psfOptions are its settings (its rows in config), decoded once.
+type psfOptions struct {
+	ContextLength int     `setting:"psf_context_length"`
+	PrefixRatio   float64 `setting:"psf_prefix_ratio"`
+	Thrash        float64 `setting:"psf_thrash"`
+}
+
+func psfOptionsOf(c *config.Config) (o psfOptions) {
+	c.Decode(&o)
+	return o
 }

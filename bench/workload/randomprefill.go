@@ -29,10 +29,11 @@ type RandomPrefill struct {
 }
 
 func newRandomPrefill(ctx context.Context, p Params) (Workload, error) {
+	o := rpOptionsOf(p.Config)
 	return &RandomPrefill{
 		p:      p,
-		length: p.Config.Int("rp_request_length"),
-		n:      p.Config.Int("rp_num_requests"),
+		length: o.RequestLength,
+		n:      o.NumRequests,
 	}, nil
 }
 
@@ -131,10 +132,22 @@ func (w *RandomPrefill) PlanStreams(ls load.Settings) StreamPlan {
 
 // estimateRandomPrefill sizes its plan from its settings.
 func estimateRandomPrefill(c *config.Config, tokensPerGB int) Plan {
+	o := rpOptionsOf(c)
 	// Prompts are built as they are dispatched: those in flight and
 	// the look-ahead are held at once (every one when all go at once).
-	n, l := setting(c, "rp_num_requests"), setting(c, "rp_request_length")
+	n, l := float64(o.NumRequests), float64(o.RequestLength)
 	ls, _ := load.FromConfig(c) // an invalid load is refused later, naming its flag
 	held := math.Min(n, float64(measuredStreams(ls, int(min(n, math.MaxInt32)), "", expectedLatency(int(min(l, math.MaxInt32)), 1)).Streams)+lookAhead)
 	return Plan{Requests: n, Tokens: held * l, Flags: []string{"--rp-num-requests", "--rp-request-length"}}
+}
+
+// rpOptions are its settings (its rows in config), decoded once.
+type rpOptions struct {
+	RequestLength int `setting:"rp_request_length"`
+	NumRequests   int `setting:"rp_num_requests"`
+}
+
+func rpOptionsOf(c *config.Config) (o rpOptions) {
+	c.Decode(&o)
+	return o
 }

@@ -42,7 +42,8 @@ const (
 // shared prefixes are exactly the trace's, and records per request the
 // hit the trace predicts next to the one the engine reported.
 type TraceReplay struct {
-	p Params
+	opts trOptions
+	p    Params
 
 	file        string
 	format      trace.Format
@@ -94,15 +95,17 @@ type traceAgg struct {
 
 func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := trOptionsOf(c)
 	w := &TraceReplay{
+		opts:        o,
 		p:           p,
-		file:        c.String("tr_file"),
-		engineBlock: c.Int("tr_engine_block_size"),
-		speedup:     c.Float("tr_speedup"),
-		start:       c.Int("tr_start"),
-		limit:       c.Int("tr_limit"),
-		maxInput:    c.Int("tr_max_input_tokens"),
-		ignoreEOS:   c.String("tr_output") == "trace",
+		file:        o.File,
+		engineBlock: o.EngineBlockSize,
+		speedup:     o.Speedup,
+		start:       o.Start,
+		limit:       o.Limit,
+		maxInput:    o.MaxInputTokens,
+		ignoreEOS:   o.Output == "trace",
 	}
 	if w.file == "" {
 		return nil, errors.New("--tr-file is required for --workload trace-replay")
@@ -110,7 +113,7 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 	if w.file == "-" {
 		return nil, errors.New("--tr-file - (stdin) is not accepted: the trace is read twice; give a file")
 	}
-	w.format = trace.Format(c.String("tr_format"))
+	w.format = trace.Format(o.Format)
 	if p.FromRecord {
 		// The shards' workload blocks say what the file and the engine
 		// said (AddShardBlock); the file itself may be anything by now.
@@ -126,7 +129,7 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 		}
 		w.format = f
 	}
-	w.block = c.Int("tr_block_size")
+	w.block = o.BlockSize
 	if w.block == 0 {
 		w.block = trace.DefaultBlockSize(w.format)
 	}
@@ -226,7 +229,7 @@ func (w *TraceReplay) validate() ([]int32, error) {
 	if err := r.Skip(w.start); err != nil {
 		return nil, err
 	}
-	skip := w.p.Config.Bool("tr_skip_invalid")
+	skip := w.opts.SkipInvalid
 	sh := w.p.shard()
 	owner := trace.NewOwner(sh.Index, sh.Count)
 	if sh.Count > 1 {
@@ -286,7 +289,7 @@ func (w *TraceReplay) validate() ([]int32, error) {
 // choosePromptMode learns what the engine can take and settles the mode
 // (spec/trace.md): exit 3 when the chosen mode cannot be made exact.
 func (w *TraceReplay) choosePromptMode(ctx context.Context) error {
-	want := w.p.Config.String("tr_prompt_mode")
+	want := w.opts.PromptMode
 	if w.p.Engine == nil {
 		return &UnavailableError{errors.New("trace replay needs the engine's /tokenize, and no engine is known")}
 	}
@@ -849,4 +852,24 @@ func (w *TraceReplay) PlanStreams(ls load.Settings) StreamPlan {
 	rate := float64(w.replayable) / span
 	n := min(littleStreams(rate, w.meanLatency, 1), w.replayable)
 	return StreamPlan{Streams: n, Flag: "--tr-speedup", Rate: rate, Latency: w.meanLatency}
+}
+
+// trOptions are its settings (its rows in config), decoded once.
+type trOptions struct {
+	File            string  `setting:"tr_file"`
+	Format          string  `setting:"tr_format"`
+	BlockSize       int     `setting:"tr_block_size"`
+	SkipInvalid     bool    `setting:"tr_skip_invalid"`
+	Speedup         float64 `setting:"tr_speedup"`
+	Start           int     `setting:"tr_start"`
+	Limit           int     `setting:"tr_limit"`
+	MaxInputTokens  int     `setting:"tr_max_input_tokens"`
+	Output          string  `setting:"tr_output"`
+	PromptMode      string  `setting:"tr_prompt_mode"`
+	EngineBlockSize int     `setting:"tr_engine_block_size"`
+}
+
+func trOptionsOf(c *config.Config) (o trOptions) {
+	c.Decode(&o)
+	return o
 }
