@@ -30,7 +30,6 @@ const (
 	StringList
 )
 
-
 // Field is one setting.
 type Field struct {
 	Key      string // JSON and viper key: "ldqa_document_length"

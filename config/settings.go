@@ -98,6 +98,12 @@ func (c *Config) Decode(v any) {
 	c.decode(rv.Elem())
 }
 
+// DecodeAs is a T decoded from c (Config.Decode).
+func DecodeAs[T any](c *Config) (v T) {
+	c.Decode(&v)
+	return v
+}
+
 func (c *Config) decode(sv reflect.Value) {
 	st := sv.Type()
 	for i := range st.NumField() {

@@ -130,7 +130,7 @@ type CacheProbe struct {
 
 func newCacheProbe(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := cpOptionsOf(c)
+	o := config.DecodeAs[cpOptions](c)
 	w := &CacheProbe{
 		p:            p,
 		tokens:       o.Tokens,
@@ -495,9 +495,4 @@ type cpOptions struct {
 	ExpectedPromptTokens int    `setting:"cp_expected_prompt_tokens"`
 	RequireCold          bool   `setting:"cp_require_cold"`
 	RequireReuse         bool   `setting:"cp_require_reuse"`
-}
-
-func cpOptionsOf(c *config.Config) (o cpOptions) {
-	c.Decode(&o)
-	return o
 }

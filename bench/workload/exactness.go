@@ -166,7 +166,7 @@ type ConcurrentExactness struct {
 
 func newConcurrentExactness(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := ceOptionsOf(c)
+	o := config.DecodeAs[ceOptions](c)
 	w := &ConcurrentExactness{
 		p:           p,
 		levels:      o.Levels,
@@ -577,9 +577,4 @@ type ceOptions struct {
 	Temperature        float64 `setting:"ce_temperature"`
 	Alone              bool    `setting:"ce_alone"`
 	ReferenceExtraBody string  `setting:"ce_reference_extra_body"`
-}
-
-func ceOptionsOf(c *config.Config) (o ceOptions) {
-	c.Decode(&o)
-	return o
 }

@@ -21,7 +21,7 @@ func init() {
 	Register(Kind{Name: config.KVTierPressure, New: newKVTierPressure, Estimate: estimateKVTierPressure,
 		WorkingSet: (*KVTierPressure)(nil),
 		// A pool of 0 is derived from the LMCache server's first tier.
-		NeedsL1: func(c *config.Config) bool { return ktpOptionsOf(c).PoolSize == 0 },
+		NeedsL1: func(c *config.Config) bool { return config.DecodeAs[ktpOptions](c).PoolSize == 0 },
 		// It needs a second tier to exercise.
 		BuiltinLowerTierGB: 4,
 	})
@@ -147,7 +147,7 @@ type KVTierPressure struct {
 
 func newKVTierPressure(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := ktpOptionsOf(c)
+	o := config.DecodeAs[ktpOptions](c)
 	w := &KVTierPressure{
 		opts:     o,
 		p:        p,
@@ -466,7 +466,7 @@ func (w *KVTierPressure) PlanStreams(ls load.Settings) StreamPlan {
 // request of one document reuses the system prompt and its document, one
 // of several (in random order, no blending assumed) the system prompt.
 func (*KVTierPressure) SizeWorkingSet(c *config.Config, tokens float64, _ int) (WorkingSet, error) {
-	o := ktpOptionsOf(c)
+	o := config.DecodeAs[ktpOptions](c)
 	ctx := o.ContextLength
 	n, err := units(config.KVTierPressure, tokens, ctx, "document")
 	if err != nil {
@@ -484,7 +484,7 @@ func (*KVTierPressure) SizeWorkingSet(c *config.Config, tokens float64, _ int) (
 
 // estimateKVTierPressure sizes its plan from its settings.
 func estimateKVTierPressure(c *config.Config, tokensPerGB int) Plan {
-	o := ktpOptionsOf(c)
+	o := config.DecodeAs[ktpOptions](c)
 	// The documents are built ahead, the measured requests too. A
 	// derived pool is sized from the server's L1 capacity at start-up,
 	// so only an explicit one can be estimated here.
@@ -505,9 +505,4 @@ type ktpOptions struct {
 	AccessSkew          float64 `setting:"ktp_access_skew"`
 	NumInflightRequests int     `setting:"ktp_num_inflight_requests"`
 	MaxOutputLength     int     `setting:"ktp_max_output_length"`
-}
-
-func ktpOptionsOf(c *config.Config) (o ktpOptions) {
-	c.Decode(&o)
-	return o
 }

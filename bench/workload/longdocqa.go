@@ -51,7 +51,7 @@ type LongDocQA struct {
 
 func newLongDocQA(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := ldqaOptionsOf(c)
+	o := config.DecodeAs[ldqaOptions](c)
 	w := &LongDocQA{
 		p:        p,
 		docLen:   o.DocumentLength,
@@ -307,7 +307,7 @@ func (w *LongDocQA) PlanStreams(ls load.Settings) StreamPlan {
 // SizeWorkingSet: documents = size / document length (--kv-cache-volume
 // set to match); a question reuses its document.
 func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	o := ldqaOptionsOf(c)
+	o := config.DecodeAs[ldqaOptions](c)
 	doc := o.DocumentLength
 	n, err := units(config.LongDocQA, tokens, doc, "document")
 	if err != nil {
@@ -324,7 +324,7 @@ func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB i
 
 // estimateLongDocQA sizes its plan from its settings.
 func estimateLongDocQA(c *config.Config, tokensPerGB int) Plan {
-	o := ldqaOptionsOf(c)
+	o := config.DecodeAs[ldqaOptions](c)
 	l := float64(o.DocumentLength)
 	docs := math.Max(1, math.Floor(budgetTokens(c, tokensPerGB)/l))
 	reqs := docs * float64(o.QueryPerDocument)
@@ -339,9 +339,4 @@ type ldqaOptions struct {
 	ShufflePolicy       string `setting:"ldqa_shuffle_policy"`
 	NumInflightRequests int    `setting:"ldqa_num_inflight_requests"`
 	MaxOutputLength     int    `setting:"ldqa_max_output_length"`
-}
-
-func ldqaOptionsOf(c *config.Config) (o ldqaOptions) {
-	c.Decode(&o)
-	return o
 }

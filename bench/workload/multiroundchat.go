@@ -115,7 +115,7 @@ type MultiRoundChat struct {
 
 func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := mrcOptionsOf(c)
+	o := config.DecodeAs[mrcOptions](c)
 	w := &MultiRoundChat{
 		p:        p,
 		shared:   o.SharedPromptLength,
@@ -525,7 +525,7 @@ func (w *MultiRoundChat) PlanStreams(ls load.Settings) StreamPlan {
 // prompt and history, and what earlier rounds added to it: only its own
 // question is fresh.
 func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	o := mrcOptionsOf(c)
+	o := config.DecodeAs[mrcOptions](c)
 	per := o.SharedPromptLength + o.ChatHistoryLength
 	n, err := units(config.MultiRoundChat, tokens, per, "session")
 	if err != nil {
@@ -543,7 +543,7 @@ func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPe
 
 // estimateMultiRoundChat sizes its plan from its settings.
 func estimateMultiRoundChat(c *config.Config, tokensPerGB int) Plan {
-	o := mrcOptionsOf(c)
+	o := config.DecodeAs[mrcOptions](c)
 	per := float64(o.SharedPromptLength) + float64(o.ChatHistoryLength)
 	// The sessions are built ahead; what the run then sends is bounded
 	// by time (--mrc-qps x --mrc-duration within their ranges).
@@ -561,9 +561,4 @@ type mrcOptions struct {
 	QPS                float64 `setting:"mrc_qps"`
 	Duration           float64 `setting:"mrc_duration"`
 	Arrival            string  `setting:"mrc_arrival"`
-}
-
-func mrcOptionsOf(c *config.Config) (o mrcOptions) {
-	c.Decode(&o)
-	return o
 }

@@ -225,7 +225,7 @@ type ldpSeen struct {
 
 func newLongDocPermutator(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := ldpOptionsOf(c)
+	o := config.DecodeAs[ldpOptions](c)
 	w := &LongDocPermutator{
 		p:           p,
 		numContexts: o.NumContexts,
@@ -465,7 +465,7 @@ func (w *LongDocPermutator) PlanStreams(ls load.Settings) StreamPlan {
 
 // estimateLongDocPermutator sizes its plan from its settings.
 func estimateLongDocPermutator(c *config.Config, tokensPerGB int) Plan {
-	o := ldpOptionsOf(c)
+	o := config.DecodeAs[ldpOptions](c)
 	n := float64(o.NumContexts)
 	perms := math.Min(float64(o.NumPermutations), math.Gamma(n+1))
 	// Contexts count pool words, about LDPBuiltinTokensPerWord tokens
@@ -484,9 +484,4 @@ type ldpOptions struct {
 	NumPermutations     int `setting:"ldp_num_permutations"`
 	NumInflightRequests int `setting:"ldp_num_inflight_requests"`
 	MaxOutputLength     int `setting:"ldp_max_output_length"`
-}
-
-func ldpOptionsOf(c *config.Config) (o ldpOptions) {
-	c.Decode(&o)
-	return o
 }

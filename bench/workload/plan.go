@@ -122,6 +122,10 @@ type StreamPlan struct {
 	Latency time.Duration
 }
 
+// oneAtATime is the plan of a workload that sends each request after
+// the one before has finished.
+var oneAtATime = StreamPlan{Streams: 1}
+
 // The engine Little's law assumes for a request's expected latency when
 // nothing was measured yet: slow on purpose (a busy engine), so that the
 // plan errs toward more streams, never toward too few descriptors.

@@ -92,7 +92,7 @@ type PrefixSuffixTuner struct {
 
 func newPrefixSuffixTuner(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := psfOptionsOf(c)
+	o := config.DecodeAs[psfOptions](c)
 	w := &PrefixSuffixTuner{
 		p:       p,
 		context: o.ContextLength,
@@ -290,7 +290,7 @@ func abs(n int) int {
 // SizeWorkingSet: --psf-thrash = size / (1.05 x tokens per GB), so the
 // pool is size / context contexts; pass 2 reuses each one's prefix.
 func (*PrefixSuffixTuner) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	o := psfOptionsOf(c)
+	o := config.DecodeAs[psfOptions](c)
 	ctx := o.ContextLength
 	prefix, _, err := PrefixSuffixSplit(ctx, o.PrefixRatio)
 	if err != nil {
@@ -332,7 +332,7 @@ func (w *PrefixSuffixTuner) partialReuse() string {
 
 // estimatePrefixSuffixTuner sizes its plan from its settings.
 func estimatePrefixSuffixTuner(c *config.Config, tokensPerGB int) Plan {
-	o := psfOptionsOf(c)
+	o := config.DecodeAs[psfOptions](c)
 	l := float64(o.ContextLength)
 	prefix := math.Max(1, l*o.PrefixRatio)
 	num := math.Max(1, math.Floor(o.Thrash*psfOverflow*float64(tokensPerGB)/l))
@@ -343,7 +343,7 @@ func estimatePrefixSuffixTuner(c *config.Config, tokensPerGB int) Plan {
 // PlanStreams: one request at a time, each after the one before (both
 // passes and the throw-away between them).
 func (w *PrefixSuffixTuner) PlanStreams(load.Settings) StreamPlan {
-	return StreamPlan{Streams: 1}
+	return oneAtATime
 }
 
 // psfOptions are its settings (its rows in config), decoded once.
@@ -351,9 +351,4 @@ type psfOptions struct {
 	ContextLength int     `setting:"psf_context_length"`
 	PrefixRatio   float64 `setting:"psf_prefix_ratio"`
 	Thrash        float64 `setting:"psf_thrash"`
-}
-
-func psfOptionsOf(c *config.Config) (o psfOptions) {
-	c.Decode(&o)
-	return o
 }

@@ -98,7 +98,7 @@ type RAGQAQuality struct {
 
 func newRAGQAQuality(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := ragOptionsOf(c)
+	o := config.DecodeAs[ragOptions](c)
 	w := &RAGQAQuality{
 		opts:    o,
 		p:       p,
@@ -410,7 +410,7 @@ func (w *RAGQAQuality) Outcome() Outcome {
 // PlanStreams: one request at a time, the prefills and then the samples
 // (each sample is judged against its prefill, never beside another).
 func (w *RAGQAQuality) PlanStreams(load.Settings) StreamPlan {
-	return StreamPlan{Streams: 1}
+	return oneAtATime
 }
 
 // ragOptions are its settings (its rows in config), decoded once.
@@ -421,9 +421,4 @@ type ragOptions struct {
 	DocAlignTokens  int      `setting:"rag_doc_align_tokens"`
 	TemplateKwargs  []string `setting:"rag_template_kwargs"`
 	Output          string   `setting:"rag_output"`
-}
-
-func ragOptionsOf(c *config.Config) (o ragOptions) {
-	c.Decode(&o)
-	return o
 }

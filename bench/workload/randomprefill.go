@@ -29,7 +29,7 @@ type RandomPrefill struct {
 }
 
 func newRandomPrefill(ctx context.Context, p Params) (Workload, error) {
-	o := rpOptionsOf(p.Config)
+	o := config.DecodeAs[rpOptions](p.Config)
 	return &RandomPrefill{
 		p:      p,
 		length: o.RequestLength,
@@ -132,7 +132,7 @@ func (w *RandomPrefill) PlanStreams(ls load.Settings) StreamPlan {
 
 // estimateRandomPrefill sizes its plan from its settings.
 func estimateRandomPrefill(c *config.Config, tokensPerGB int) Plan {
-	o := rpOptionsOf(c)
+	o := config.DecodeAs[rpOptions](c)
 	// Prompts are built as they are dispatched: those in flight and
 	// the look-ahead are held at once (every one when all go at once).
 	n, l := float64(o.NumRequests), float64(o.RequestLength)
@@ -145,9 +145,4 @@ func estimateRandomPrefill(c *config.Config, tokensPerGB int) Plan {
 type rpOptions struct {
 	RequestLength int `setting:"rp_request_length"`
 	NumRequests   int `setting:"rp_num_requests"`
-}
-
-func rpOptionsOf(c *config.Config) (o rpOptions) {
-	c.Decode(&o)
-	return o
 }

@@ -95,7 +95,7 @@ type traceAgg struct {
 
 func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
-	o := trOptionsOf(c)
+	o := config.DecodeAs[trOptions](c)
 	w := &TraceReplay{
 		opts:        o,
 		p:           p,
@@ -867,9 +867,4 @@ type trOptions struct {
 	Output          string  `setting:"tr_output"`
 	PromptMode      string  `setting:"tr_prompt_mode"`
 	EngineBlockSize int     `setting:"tr_engine_block_size"`
-}
-
-func trOptionsOf(c *config.Config) (o trOptions) {
-	c.Decode(&o)
-	return o
 }
