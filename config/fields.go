@@ -1,11 +1,14 @@
-// Package config owns kvbench's settings: one table of fields (Fields,
-// this file) drives the command-line flags, the exported config JSON, the
-// layering (resolve.go: defaults < config.yaml, read with viper <
+// Package config owns kvbench's settings: one table of fields (Fields:
+// the general ones in this file, each workload's in its spec,
+// workloads.go) drives the command-line flags, the exported config JSON,
+// the layering (resolve.go: defaults < config.yaml, read with viper <
 // KVBENCH_* env < --config file < set flags), validation and the TUI
-// form. What a setting needs beyond its type and range is an attribute of
-// its Field (Exported, Derived, JSONObject, URL, RunLength, PoolWords,
-// Hidden), so the code that exports, layers, validates and shows settings
-// asks the field, never its name.
+// form. What a setting needs beyond its type and range is an attribute
+// of its Field (Exported, Derived, JSONObject, URL, RunLength, PoolWords,
+// Required, Hidden), and what a workload needs is in its WorkloadSpec,
+// so the code that exports, layers, validates and shows settings asks
+// the field or the spec, never a name. Past the edge settings are read
+// as types (Settings, Decode; settings.go).
 package config
 
 import (
