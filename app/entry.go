@@ -88,7 +88,7 @@ func printLast(stdout, stderr io.Writer, fin *run.FinishedMsg) {
 	}
 	switch {
 	case fin.Summary == nil:
-	case cfg != nil && cfg.String("format") == "json":
+	case cfg != nil && cfg.Settings().Format == "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(fin.Summary)

@@ -131,9 +131,10 @@ func Merge(o MergeOptions) (*Merged, error) {
 	// asks no engine. What the lines do not hold comes from the shards'
 	// workload blocks, before the lines.
 	// Built from the record: nothing to wait for, so no deadline.
+	given := cfg.Settings()
 	wl, werr := workload.New(context.Background(), workload.Params{
-		Config: cfg, TokensPerGB: cfg.Int("tokens_per_gb_kvcache"), Seed: int64(cfg.Int("seed")),
-		Endpoint: sender.Endpoint(cfg.String("endpoint")), FromRecord: true,
+		Config: cfg, TokensPerGB: given.TokensPerGB, Seed: int64(given.Seed),
+		Endpoint: sender.Endpoint(given.Endpoint), FromRecord: true,
 	})
 	obs, _ := wl.(workload.Observer)
 	if werr != nil || obs == nil {

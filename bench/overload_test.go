@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"github.com/kvbench/kvbench/bench/load"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,8 +65,11 @@ type probeWorkload struct {
 	readings  <-chan struct{}
 }
 
-func (w *probeWorkload) Name() string              { return "probe" }
-func (w *probeWorkload) Describe() []string        { return nil }
+func (w *probeWorkload) Name() string       { return "probe" }
+func (w *probeWorkload) Describe() []string { return nil }
+func (w *probeWorkload) PlanStreams(load.Settings) workload.StreamPlan {
+	return workload.StreamPlan{Streams: 1}
+}
 func (w *probeWorkload) Outcome() workload.Outcome { return workload.Outcome{} }
 func (w *probeWorkload) Run(ctx context.Context, env workload.Env) error {
 	env.Phase("measuring", 1, 0)
@@ -125,9 +129,9 @@ func runProbed(t *testing.T, name string, late []time.Duration, busy float64) pr
 	t.Helper()
 	start, delivered := make(chan struct{}), make(chan struct{})
 	readings := make(chan struct{}, 1)
-	workload.Register(name, func(context.Context, workload.Params) (workload.Workload, error) {
+	workload.Register(workload.Kind{Name: name, New: func(context.Context, workload.Params) (workload.Workload, error) {
 		return &probeWorkload{start: start, delivered: delivered, readings: readings}, nil
-	})
+	}})
 	cfg := config.Default()
 	cfg.Set("workload", name)
 	cfg.Set("model", "m")

@@ -27,8 +27,16 @@ import (
 // engine when asked), the model, tokens-per-GB, and the API key read from
 // the variable --api-key-env names.
 type Prepared struct {
-	Config      *config.Config
-	EngineURL   string // normalised, ends in /v1
+	// Config is the run's config: the one given to Prepare, with what
+	// preparation derived (the model, tokens per GB, the built-in
+	// engine's budget) put in, as the record stores it. The config given
+	// to Prepare is left as it was.
+	Config *config.Config
+	// Settings are Config's general settings, decoded once.
+	Settings  config.Settings
+	EngineURL string // normalised, ends in /v1
+	// Derived is what preparation worked out that the user did not give.
+	Derived     config.Derived
 	TokensPerGB int
 	// ModelErr is set when the model could not be auto-detected with
 	// --no-preflight (the run goes on and records the failures).
@@ -44,7 +52,8 @@ type Prepared struct {
 
 	log *slog.Logger // the debug log (--log-file); discards when none
 	// L1GB is the LMCache server's first tier in GB, read from its /status
-	// for kv-tier-pressure (0 when unknown).
+	// for a workload that sizes itself from it (workload.NeedsL1; 0 when
+	// unknown).
 	L1GB float64
 	// Budget is the KV cache the workload's expectation is judged
 	// against: the built-in engine's own, else (zero value) the
@@ -78,18 +87,13 @@ func (p *Prepared) DisplayURL() string {
 }
 
 // RequestModel is the `model` field sent with every request.
-func (p *Prepared) RequestModel() string {
-	if s := p.Config.String("served_model_name"); s != "" {
-		return s
-	}
-	return p.Config.String("model")
-}
+func (p *Prepared) RequestModel() string { return p.Settings.RequestModel() }
 
 // APIKey returns the bearer key (never to be printed or stored).
 func (p *Prepared) APIKey() string { return p.apiKey }
 
 func (p *Prepared) extraBody() (map[string]any, error) {
-	s := p.Config.String("extra_body")
+	s := p.Settings.ExtraBody
 	if s == "" {
 		return nil, nil
 	}
@@ -134,8 +138,16 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	if err := cfg.CheckStartAt(time.Now()); err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	p := &Prepared{Config: cfg, log: LoggerFrom(ctx)}
-	if name := cfg.String("api_key_env"); name != "" {
+	given := cfg.Settings()
+	p := &Prepared{Config: cfg, Settings: given, log: LoggerFrom(ctx)}
+	// derive records what is worked out below: the run's config and
+	// settings hold it from then on.
+	derive := func(d config.Derived) {
+		p.Derived = d
+		p.Config = cfg.WithDerived(d)
+		p.Settings = p.Config.Settings()
+	}
+	if name := given.APIKeyEnv; name != "" {
 		key, ok := os.LookupEnv(name)
 		if !ok || key == "" {
 			return nil, &UsageError{Err: fmt.Errorf("--api-key-env: environment variable %s is not set", name)}
@@ -143,10 +155,10 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		p.apiKey = key
 		debuglog.Hide(p.log, key)
 	}
-	raw := cfg.String("engine_url")
+	raw := given.EngineURL
 	p.user = cfg.UserInfo("engine_url")
 	if raw == BuiltinURL {
-		run, err := startBuiltin(cfg.String("model"), cfg.Float("builtin_speed"), builtinCPUGB(cfg))
+		run, err := startBuiltin(given.Model, given.BuiltinSpeed, builtinCPUGB(given.Workload))
 		if err != nil {
 			return nil, err
 		}
@@ -156,10 +168,10 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		// Size the workload to the cache the built-in engine really has,
 		// unless a budget was given: the run then takes seconds, not the
 		// minutes 100 GB of documents would.
-		if !cfg.IsSet("kv_cache_volume") {
-			cfg.Set("kv_cache_volume", BuiltinKVGB())
+		if !given.KVCacheGBGiven {
+			derive(config.Derived{KVCacheGB: BuiltinKVGB()})
 		}
-		p.Budget = builtinBudget(cfg)
+		p.Budget = builtinBudget(given.Workload)
 	}
 	u, err := sender.NormalizeURL(raw)
 	if err != nil {
@@ -168,17 +180,18 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 	}
 	p.EngineURL = u
 
-	if !cfg.Bool("no_preflight") {
+	d := p.Derived
+	if !given.NoPreflight {
 		// The preflight's answer is kept for New: the workload's own
 		// settings are checked first (exit 2 before exit 3).
 		ml, err := Preflight(ctx, PreflightOptions{BaseURL: u, Model: p.RequestModel(), APIKey: p.apiKey, UserInfo: p.user})
 		switch {
 		case err != nil:
 			p.PreflightErr = err
-		case cfg.String("model") == "":
-			cfg.Set("model", ml.Model)
+		case given.Model == "":
+			d.Model = ml.Model
 		}
-	} else if cfg.String("model") == "" {
+	} else if given.Model == "" {
 		c := sender.New(sender.Options{BaseURL: u, APIKey: p.apiKey, UserInfo: p.user, RequestTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
 		mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		ids, err := c.Models(mctx)
@@ -190,31 +203,33 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		case len(ids) == 0:
 			p.ModelErr = fmt.Errorf("GET %s/models lists no model; pass --model", u)
 		default:
-			cfg.Set("model", ids[0])
+			d.Model = ids[0]
 		}
 	}
+	derive(d)
 
-	tpg := cfg.Int("tokens_per_gb_kvcache")
-	// Trace replay does not need a budget, but predicts an LRU cache's
-	// hits with one when it can be known.
-	if tpg <= 0 && (config.NeedsTokensPerGB(cfg.Workload()) || cfg.Workload() == config.TraceReplay) {
+	tpg := given.TokensPerGB
+	// A workload that does not need a budget may still predict with one
+	// when it can be known (trace replay's LRU hits).
+	if tpg <= 0 && config.UsesTokensPerGB(given.Workload) {
 		statusURL := cfg.ConnURL("lmcache_url")
 		if statusURL == "" && p.builtin != nil {
 			statusURL = p.builtin.URL()
 		}
 		if statusURL != "" {
-			n, err := TokensPerGB(ctx, statusURL, cfg.String("model"))
+			n, err := TokensPerGB(ctx, statusURL, p.Settings.Model)
 			if err != nil {
 				p.Close()
 				return nil, &UsageError{Err: err}
 			}
 			tpg = n
-			cfg.Set("tokens_per_gb_kvcache", n)
+			d.TokensPerGB = n
+			derive(d)
 		}
 	}
 	p.TokensPerGB = tpg
 
-	if cfg.Workload() == config.KVTierPressure && cfg.Int("ktp_pool_size") == 0 {
+	if workload.NeedsL1(cfg) {
 		statusURL := cfg.ConnURL("lmcache_url")
 		if statusURL == "" && p.builtin != nil {
 			statusURL = p.builtin.URL()
@@ -229,7 +244,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Prepared, error) {
 		}
 	}
 	p.log.Info("prepared", "engine", p.DisplayURL(), "builtin", p.builtin != nil, "model", p.RequestModel(),
-		"workload", cfg.Workload(), "tokens_per_gb", tpg, "preflight_error", errText(p.PreflightErr), "model_error", errText(p.ModelErr))
+		"workload", given.Workload, "tokens_per_gb", tpg, "preflight_error", errText(p.PreflightErr), "model_error", errText(p.ModelErr))
 	return p, nil
 }
 
@@ -240,14 +255,10 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// builtinKVTierCPUGB is the CPU tier the built-in engine gets for
-// kv-tier-pressure, which needs a second tier to exercise.
-const builtinKVTierCPUGB = 4
-
 // builtinCPUGB is the CPU tier the built-in engine starts with for cfg.
 // builtinBudget is the built-in engine's cache, known exactly: its GPU
 // tier and, for the workloads that get one, its CPU tier.
-func builtinBudget(cfg *config.Config) workload.KVBudget {
+func builtinBudget(wl string) workload.KVBudget {
 	sc := sim.DefaultConfig()
 	b := workload.KVBudget{
 		Tokens: int(sc.GPUKVGB * float64(sc.TokensPerGB)),
@@ -255,19 +266,14 @@ func builtinBudget(cfg *config.Config) workload.KVBudget {
 		Size:   fmt.Sprintf("%g GB", sc.GPUKVGB),
 		Engine: true,
 	}
-	if cpu := builtinCPUGB(cfg); cpu > 0 {
+	if cpu := builtinCPUGB(wl); cpu > 0 {
 		b.LowerTokens = int(cpu * float64(sc.TokensPerGB))
 		b.Lower = true
 	}
 	return b
 }
 
-func builtinCPUGB(cfg *config.Config) float64 {
-	if cfg.Workload() == config.KVTierPressure {
-		return builtinKVTierCPUGB
-	}
-	return 0
-}
+func builtinCPUGB(wl string) float64 { return workload.BuiltinLowerTierGB(wl) }
 
 // TokensPerGB reads LMCache's GET {url}/status and computes tokens per GB
 // for model: 1073741824 / (cache_size_per_token * world_size).

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/kvbench/kvbench/bench/load"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,11 @@ import (
 // serialWorkload sends n requests one after another until Send refuses.
 type serialWorkload struct{ n, sent int }
 
-func (w *serialWorkload) Name() string              { return "serial" }
-func (w *serialWorkload) Describe() []string        { return nil }
+func (w *serialWorkload) Name() string       { return "serial" }
+func (w *serialWorkload) Describe() []string { return nil }
+func (w *serialWorkload) PlanStreams(load.Settings) workload.StreamPlan {
+	return workload.StreamPlan{Streams: 1}
+}
 func (w *serialWorkload) Outcome() workload.Outcome { return workload.Outcome{} }
 func (w *serialWorkload) Run(ctx context.Context, env workload.Env) error {
 	env.Phase("measuring", w.n, 0)
@@ -38,7 +42,7 @@ func (w *serialWorkload) Run(ctx context.Context, env workload.Env) error {
 // and the summary counts exactly the lines on disk.
 func TestFailedRecordWriteStopsDispatch(t *testing.T) {
 	wl := &serialWorkload{n: 100}
-	workload.Register("serial", func(context.Context, workload.Params) (workload.Workload, error) { return wl, nil })
+	workload.Register(workload.Kind{Name: "serial", New: func(context.Context, workload.Params) (workload.Workload, error) { return wl, nil }})
 	cfg := config.Default()
 	cfg.Set("workload", "serial")
 	cfg.Set("model", "m")

@@ -187,11 +187,15 @@ type Runner struct {
 // ctx bounds the building (the workload's questions to the engine, the
 // cache reset); once it is done New creates nothing.
 func New(ctx context.Context, p *Prepared) (*Runner, error) {
+	// The run's settings, decoded once here (a Prepared may be built by
+	// hand).
+	p.Settings = p.Config.Settings()
+	set := p.Settings
 	wl, err := workload.New(ctx, workload.Params{
 		Config:      p.Config,
 		TokensPerGB: p.TokensPerGB,
-		Seed:        int64(p.Config.Int("seed")),
-		Endpoint:    sender.Endpoint(p.Config.String("endpoint")),
+		Seed:        int64(set.Seed),
+		Endpoint:    sender.Endpoint(set.Endpoint),
 		Shard:       p.Config.Shard(),
 		Engine:      &workload.Engine{BaseURL: p.EngineURL, APIKey: p.apiKey, Model: p.RequestModel()},
 		L1GB:        p.L1GB,
@@ -207,7 +211,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 	}
 	// Load settings that do not resolve are refused below, in their turn.
 	ls, lsErr := load.FromConfig(p.Config)
-	plan := workload.PlannedStreams(wl, ls)
+	plan := wl.PlanStreams(ls)
 	if err := checkDescriptors(p, plan); err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -215,14 +219,14 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		return nil, p.PreflightErr
 	}
 	var cacheReset *string
-	if p.Config.Bool("reset_cache") {
+	if set.ResetCache {
 		ep, err := ResetCache(ctx, ResetOptions{BaseURL: p.EngineURL, APIKey: p.apiKey, UserInfo: p.user})
 		if err != nil {
 			return nil, err
 		}
 		cacheReset = &ep
 	}
-	outDir := p.Config.String("output_dir")
+	outDir := set.OutputDir
 	if outDir == "" {
 		outDir = record.RunsDir()
 	}
@@ -235,7 +239,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 	}
 	// A shard's folder says which shard it is, so the shards of one run
 	// written to one volume in the same second get telling names.
-	folderName := p.Config.String("name")
+	folderName := set.Name
 	if sh := p.Config.Shard(); sh.Sharded() {
 		folderName = strings.TrimPrefix(fmt.Sprintf("%s-shard-%d-of-%d", record.Sanitize(folderName), sh.Index, sh.Count), "-")
 	}
@@ -257,7 +261,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		rec.Close()
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
 	}
-	if !p.Config.Bool("no_csv") {
+	if !set.NoCSV {
 		// Rows are written as requests finish; should that fail, the CSV
 		// is made from requests.jsonl at the end instead.
 		_ = rec.StreamCSV()
@@ -266,14 +270,14 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 	client := sender.New(sender.Options{
 		BaseURL:          p.EngineURL,
 		Model:            p.RequestModel(),
-		Endpoint:         sender.Endpoint(p.Config.String("endpoint")),
+		Endpoint:         sender.Endpoint(set.Endpoint),
 		APIKey:           p.apiKey,
 		UserInfo:         p.user,
 		ExtraBody:        extra,
-		IgnoreEOS:        p.Config.Bool("ignore_eos"),
-		RequestTimeout:   p.Config.Duration("request_timeout"),
-		IdleTimeout:      p.Config.Duration("idle_timeout"),
-		MaxResponseBytes: int64(p.Config.Int("max_response_bytes")),
+		IgnoreEOS:        set.IgnoreEOS,
+		RequestTimeout:   set.RequestTimeout,
+		IdleTimeout:      set.IdleTimeout,
+		MaxResponseBytes: int64(set.MaxResponseBytes),
 	})
 	r := &Runner{
 		prep:    p,
@@ -299,7 +303,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		runKey = p.Config.RunKey()
 	}
 	r.cacheReset = cacheReset
-	r.salt = NewPromptSalt(p.Config.String("prompt_salt"), rec.ID(), runKey)
+	r.salt = NewPromptSalt(set.PromptSalt, rec.ID(), runKey)
 	r.reqCtx, r.reqCancel = context.WithCancel(context.Background())
 	if raw := p.Config.ConnURL("metrics_url"); raw != "" {
 		if raw == "builtin" && p.builtin != nil {
@@ -698,7 +702,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 
 	// After an interrupt, requests in flight get at most the idle timeout.
 	stopGrace := context.AfterFunc(ctx, func() {
-		t := time.NewTimer(r.prep.Config.Duration("idle_timeout"))
+		t := time.NewTimer(r.prep.Settings.IdleTimeout)
 		select {
 		case <-t.C:
 			r.reqCancel()
@@ -732,7 +736,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 		missing = append(missing, fmt.Sprintf("requests.jsonl holds %d complete lines and lacks %d finished request(s) (%v)",
 			r.rec.Lines(), lost, errs.Root(err)))
 	}
-	if !r.prep.Config.Bool("no_csv") {
+	if !r.prep.Settings.NoCSV {
 		if err := r.rec.WriteCSV(); err != nil {
 			r.logf(true, "cannot write bench_results.csv: %v", err)
 			missing = append(missing, fmt.Sprintf("bench_results.csv was not written (%v)", errs.Root(err)))
@@ -770,7 +774,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 
 	sum := summarise(r.prep.Config, r.prep.DisplayURL(), r.rec.Dir(), blocks, outcome, record.RunInfo{
 		ID:          r.rec.ID(),
-		Name:        r.prep.Config.String("name"),
+		Name:        r.prep.Settings.Name,
 		StartedAt:   startedAt.UTC().Format(time.RFC3339),
 		FinishedAt:  time.Now().UTC().Format(time.RFC3339),
 		Interrupted: interrupted,

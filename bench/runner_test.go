@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/kvbench/kvbench/bench/load"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +21,9 @@ type lateWorkload struct{ held bool }
 
 func (w *lateWorkload) Name() string       { return "late" }
 func (w *lateWorkload) Describe() []string { return nil }
+func (w *lateWorkload) PlanStreams(load.Settings) workload.StreamPlan {
+	return workload.StreamPlan{Streams: 1}
+}
 func (w *lateWorkload) Outcome() workload.Outcome {
 	return workload.Outcome{}
 }
@@ -50,9 +54,9 @@ func testEngine(t *testing.T) string {
 func runLate(t *testing.T, held bool) []string {
 	t.Helper()
 	name := fmt.Sprintf("late-%v", held)
-	workload.Register(name, func(context.Context, workload.Params) (workload.Workload, error) {
+	workload.Register(workload.Kind{Name: name, New: func(context.Context, workload.Params) (workload.Workload, error) {
 		return &lateWorkload{held: held}, nil
-	})
+	}})
 	cfg := config.Default()
 	cfg.Set("workload", name)
 	cfg.Set("model", "m")

@@ -218,11 +218,7 @@ func runUsage(c *cobra.Command) error {
 	for _, wl := range config.Workloads {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, wl, config.WorkloadInfo[wl])
 	}
-	fmt.Fprintf(w, "\nRequired: --engine-url and --workload; the LMCache workloads (all but\n"+
-		"%s, %s and %s) also need\n"+
-		"--tokens-per-gb-kvcache or --lmcache-url, except with --engine-url\n"+
-		"builtin; %s needs --tr-file. On a terminal a guided form asks for\n"+
-		"what is missing.\n", config.CacheProbe, config.ConcurrentExactness, config.TraceReplay, config.TraceReplay)
+	fmt.Fprintf(w, "\n%s", config.RequiredText())
 
 	// Sections keep the order of config.Fields (the important flag first),
 	// then the flags run adds itself.

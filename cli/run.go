@@ -62,14 +62,15 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
-	series := exportFile == "" && cfg.Int("repeat") > 1
+	set := cfg.Settings()
+	series := exportFile == "" && set.Repeat > 1
 	if missing := cfg.Missing(); len(missing) > 0 {
 		switch {
 		case series:
 			return &UsageError{Err: config.MissingError(missing, "--repeat (a series has no guided form)")}
 		case exportFile != "":
 			return &UsageError{Err: config.MissingError(missing, "--export-config")}
-		case cfg.Bool("no_interactive"):
+		case set.NoInteractive:
 			return &UsageError{Err: config.MissingError(missing, "--no-interactive")}
 		case configFile != "":
 			return &UsageError{Err: config.MissingError(missing, "--config")}
@@ -99,10 +100,10 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 	}
 	if exportFile != "" {
 		defer p.Close()
-		if p.PreflightErr != nil && cfg.String("model") == "" {
+		if p.PreflightErr != nil && p.Settings.Model == "" {
 			fmt.Fprintf(stderr, "kvbench: cannot auto-detect the model: %v\n", p.PreflightErr)
 		}
-		if err := config.WriteFileAtomic(exportFile, cfg.ExportJSON(), 0o644); err != nil {
+		if err := config.WriteFileAtomic(exportFile, p.Config.ExportJSON(), 0o644); err != nil {
 			return &UsageError{Err: fmt.Errorf("--export-config %s: %v", exportFile, err)}
 		}
 		fmt.Fprintf(stderr, "kvbench: config written to %s\n", exportFile)
@@ -116,7 +117,7 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 		}
 		return err
 	}
-	if IsTTY() && !cfg.Bool("no_interactive") && !cfg.Bool("quiet") {
+	if IsTTY() && !set.NoInteractive && !set.Quiet {
 		return exitCode(app.RunLive(ctx, r))
 	}
 
@@ -130,9 +131,9 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 		for range sigs {
 			n++
 			if n == 1 {
-				if !cfg.Bool("quiet") {
+				if !set.Quiet {
 					fmt.Fprintf(stderr, "\ninterrupted: no new requests; waiting for those in flight (up to %s). Press Ctrl-C again to stop now.\n",
-						cfg.Duration("idle_timeout"))
+						set.IdleTimeout)
 				}
 				cancel()
 				continue
@@ -142,7 +143,7 @@ func runRun(cmd *cobra.Command, configFile, exportFile string) error {
 	}()
 	code := Headless(ctx, r, HeadlessOptions{
 		Stdout: cmd.OutOrStdout(), Stderr: stderr,
-		Quiet: cfg.Bool("quiet"), JSON: cfg.String("format") == "json", StderrTTY: StderrTTY(),
+		Quiet: set.Quiet, JSON: set.Format == "json", StderrTTY: StderrTTY(),
 	})
 	return exitCode(code)
 }

@@ -47,7 +47,8 @@ func runSeries(cmd *cobra.Command, cfg *config.Config) error {
 		// each other's cache. A sharded run is repeated by a new --run-key.
 		return Usagef("--repeat runs the whole config N times: drop --shard (repeat a sharded run with a new --run-key)")
 	}
-	s := &seriesRunner{cfg: cfg, n: cfg.Int("repeat"), now: time.Now, stderr: cmd.ErrOrStderr(), quiet: cfg.Bool("quiet"),
+	set := cfg.Settings()
+	s := &seriesRunner{cfg: cfg, n: set.Repeat, now: time.Now, stderr: cmd.ErrOrStderr(), quiet: set.Quiet,
 		current: make(chan *bench.Runner, 1)}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
@@ -79,7 +80,7 @@ func runSeries(cmd *cobra.Command, cfg *config.Config) error {
 	code, err := s.run(ctx)
 	if s.dir != "" {
 		out := cmd.OutOrStdout()
-		if cfg.String("format") == "json" {
+		if set.Format == "json" {
 			enc := json.NewEncoder(out)
 			enc.SetIndent("", "  ")
 			enc.Encode(s.f)
@@ -165,7 +166,7 @@ func (s *seriesRunner) run(ctx context.Context) (int, error) {
 // one runs the i-th run (0-based) in runs/NN.
 func (s *seriesRunner) one(ctx context.Context, i int) (record.SeriesRun, error) {
 	cfg := s.cfg.Clone()
-	if err := cfg.Set("output_dir", filepath.Join(s.dir, record.SeriesRunsDir)); err != nil {
+	if err := cfg.SetOutputDir(filepath.Join(s.dir, record.SeriesRunsDir)); err != nil {
 		return record.SeriesRun{}, &bench.UsageError{Err: err}
 	}
 	p, err := bench.Prepare(ctx, cfg)
@@ -202,7 +203,8 @@ func (s *seriesRunner) one(ctx context.Context, i int) (record.SeriesRun, error)
 
 // create makes the series folder <output-dir>/<stamp>-series-<workload>[-<name>].
 func (s *seriesRunner) create() error {
-	out := s.cfg.String("output_dir")
+	set := s.cfg.Settings()
+	out := set.OutputDir
 	if out == "" {
 		out = record.RunsDir()
 	}
@@ -210,7 +212,7 @@ func (s *seriesRunner) create() error {
 		return fmt.Errorf("--output-dir: %v", err)
 	}
 	started := s.now()
-	base := record.FolderName("series-"+s.cfg.Workload(), s.cfg.String("name"), started)
+	base := record.FolderName("series-"+set.Workload, set.Name, started)
 	for i := 1; i < 10000; i++ {
 		id := base
 		if i > 1 {
@@ -226,7 +228,7 @@ func (s *seriesRunner) create() error {
 		}
 		s.dir = dir
 		s.f = &record.SeriesRecord{SchemaVersion: 1, Tool: record.Tool{Name: "kvbench", Version: bench.Version},
-			Series: record.SeriesInfo{ID: id, Name: s.cfg.String("name"), StartedAt: started.UTC().Format(time.RFC3339), Repeat: s.n},
+			Series: record.SeriesInfo{ID: id, Name: set.Name, StartedAt: started.UTC().Format(time.RFC3339), Repeat: s.n},
 			Runs:   []record.SeriesRun{}, Summary: runs.SummariseSeries(nil)}
 		return s.write()
 	}

@@ -114,8 +114,9 @@ func SweepOptions(cfg *config.Config, sf SweepFlags) (sweep.Options, error) {
 		if o.HitTarget == 0 {
 			o.HitTarget = sweep.DefaultHitTarget
 		}
-		tpg := cfg.Int("tokens_per_gb_kvcache")
-		if tpg == 0 && cfg.String("engine_url") == "builtin" {
+		set := cfg.Settings()
+		tpg := set.TokensPerGB
+		if tpg == 0 && set.EngineURL == bench.BuiltinURL {
 			tpg = bench.BuiltinTokensPerGB()
 		}
 		v, err := sweep.ParseSizes("sweep-working-set", sf.WorkingSet, tpg)
@@ -160,11 +161,12 @@ func runSweep(cmd *cobra.Command, configFile string, sf SweepFlags) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	if IsTTY() && !cfg.Bool("no_interactive") && !cfg.Bool("quiet") {
+	set := cfg.Settings()
+	if IsTTY() && !set.NoInteractive && !set.Quiet {
 		return exitCode(app.RunSweep(cmd.Context(), o))
 	}
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
-	quiet := cfg.Bool("quiet")
+	quiet := set.Quiet
 	progress := func(format string, args ...any) {
 		if !quiet {
 			fmt.Fprintf(stderr, format+"\n", args...)
@@ -227,7 +229,7 @@ func runSweep(cmd *cobra.Command, configFile string, sf SweepFlags) error {
 	f, dir, code, err := sweep.Run(ctx, o)
 	if dir != "" {
 		if f != nil {
-			if cfg.String("format") == "json" {
+			if set.Format == "json" {
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
 				enc.Encode(f)

@@ -519,10 +519,10 @@ func (c *Config) Validate() error {
 	if err := c.ValidateRecorded(); err != nil {
 		return err
 	}
-	// What the settings name on this machine: a trace must be a regular
-	// file before anything starts.
-	if c.Workload() == TraceReplay {
-		return checkTraceFile(c.String("tr_file"))
+	// What the settings name on this machine (a trace must be a regular
+	// file) is checked before anything starts.
+	if s, ok := Spec(c.Workload()); ok && s.CheckFiles != nil {
+		return s.CheckFiles(c)
 	}
 	return nil
 }
@@ -534,11 +534,7 @@ func (c *Config) Validate() error {
 func (c *Config) ValidateRecorded() error {
 	w := c.Workload()
 	if w != "" {
-		known := false
-		for _, n := range Workloads {
-			known = known || n == w
-		}
-		if !known {
+		if _, known := Spec(w); !known {
 			return fmt.Errorf("--workload must be one of %s (got %q)", strings.Join(Workloads, ", "), w)
 		}
 	}
@@ -569,17 +565,8 @@ func (c *Config) ValidateRecorded() error {
 	if _, err := ParsePercentiles(c.String("percentiles")); err != nil {
 		return err
 	}
-	if w == KVTierPressure {
-		if pool := c.Int("ktp_pool_size"); pool > 0 && c.Int("ktp_docs_per_request") > pool {
-			return fmt.Errorf("--ktp-docs-per-request must be <= --ktp-pool-size %d (got %d)", pool, c.Int("ktp_docs_per_request"))
-		}
-	}
-	if w == RAGQAQuality {
-		for _, kv := range c.StringList("rag_template_kwargs") {
-			if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
-				return fmt.Errorf("--rag-template-kwargs must be KEY=VALUE (got %q)", kv)
-			}
-		}
+	if s, ok := Spec(w); ok && s.Validate != nil {
+		return s.Validate(c)
 	}
 	return nil
 }
@@ -663,11 +650,10 @@ func (c *Config) Missing() []string {
 	if c.NeedsTokensPerGB() {
 		out = append(out, "--tokens-per-gb-kvcache or --lmcache-url")
 	}
-	if c.Workload() == TraceReplay && c.String("tr_file") == "" {
-		out = append(out, "--tr-file")
-	}
-	if c.Workload() == RAGQAQuality && c.String("rag_dataset") == "" {
-		out = append(out, "--rag-dataset")
+	for _, f := range WorkloadFields(c.Workload()) {
+		if v, _ := c.values[f.Key].(string); f.Required && v == "" {
+			out = append(out, "--"+f.Flag)
+		}
 	}
 	return out
 }

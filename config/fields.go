@@ -1,11 +1,14 @@
-// Package config owns kvbench's settings: one table of fields (Fields,
-// this file) drives the command-line flags, the exported config JSON, the
-// layering (resolve.go: defaults < config.yaml, read with viper <
+// Package config owns kvbench's settings: one table of fields (Fields:
+// the general ones in this file, each workload's in its spec,
+// workloads.go) drives the command-line flags, the exported config JSON,
+// the layering (resolve.go: defaults < config.yaml, read with viper <
 // KVBENCH_* env < --config file < set flags), validation and the TUI
-// form. What a setting needs beyond its type and range is an attribute of
-// its Field (Exported, Derived, JSONObject, URL, RunLength, PoolWords,
-// Hidden), so the code that exports, layers, validates and shows settings
-// asks the field, never its name.
+// form. What a setting needs beyond its type and range is an attribute
+// of its Field (Exported, Derived, JSONObject, URL, RunLength, PoolWords,
+// Required, Hidden), and what a workload needs is in its WorkloadSpec,
+// so the code that exports, layers, validates and shows settings asks
+// the field or the spec, never a name. Past the edge settings are read
+// as types (Settings, Decode; settings.go).
 package config
 
 import (
@@ -29,58 +32,6 @@ const (
 	// a JSON array of strings, or comma-separated text in the environment.
 	StringList
 )
-
-// Workload names.
-const (
-	LongDocQA           = "long-doc-qa"
-	MultiRoundChat      = "multi-round-chat"
-	RandomPrefill       = "random-prefill"
-	LongDocPermutator   = "long-doc-permutator"
-	PrefixSuffixTuner   = "prefix-suffix-tuner"
-	CacheProbe          = "cache-probe"
-	ConcurrentExactness = "concurrent-exactness"
-	TraceReplay         = "trace-replay"
-	KVTierPressure      = "kv-tier-pressure"
-	RAGQAQuality        = "rag-qa-quality"
-)
-
-// Workloads lists every workload in the order users see them.
-var Workloads = []string{
-	LongDocQA, MultiRoundChat, RandomPrefill, LongDocPermutator,
-	PrefixSuffixTuner, CacheProbe, ConcurrentExactness, TraceReplay,
-	KVTierPressure, RAGQAQuality,
-}
-
-// WorkloadInfo describes a workload in one line, for help and the TUI.
-var WorkloadInfo = map[string]string{
-	LongDocQA:           "repeated questions over long documents: does TTFT fall when a document is reused?",
-	MultiRoundChat:      "concurrent chat users with growing history: is each session's history reused?",
-	RandomPrefill:       "unique prompts sent at once: what does cold prefill cost?",
-	LongDocPermutator:   "the same documents in different orders: is non-prefix (blended) reuse served?",
-	PrefixSuffixTuner:   "a prefix pool just over a cache tier: does the tier thrash as designed?",
-	CacheProbe:          "first, repeated and concurrent identical requests: proof of cold and reused prefixes",
-	ConcurrentExactness: "distinct prompts on concurrent streams: are the answers the same as alone?",
-	TraceReplay:         "a production trace (Mooncake, Bailian) replayed with exact prefix sharing: expected vs observed hits",
-	KVTierPressure:      "a document pool larger than the first tier: does the second tier serve hits?",
-	RAGQAQuality:        "passages prefilled alone, then stitched into questions: does reuse change the answers?",
-}
-
-// Prefix is each workload's flag prefix.
-var Prefix = map[string]string{
-	LongDocQA: "ldqa", MultiRoundChat: "mrc", RandomPrefill: "rp",
-	LongDocPermutator: "ldp", PrefixSuffixTuner: "psf", CacheProbe: "cp",
-	ConcurrentExactness: "ce", TraceReplay: "tr", KVTierPressure: "ktp", RAGQAQuality: "rag",
-}
-
-// NeedsTokensPerGB reports whether a workload sizes itself from the KV
-// budget, i.e. the five LMCache workloads.
-func NeedsTokensPerGB(workload string) bool {
-	switch workload {
-	case CacheProbe, ConcurrentExactness, TraceReplay, RAGQAQuality:
-		return false
-	}
-	return true
-}
 
 // Field is one setting.
 type Field struct {
@@ -119,6 +70,10 @@ type Field struct {
 	// model id): cleaned for one line (textclean.Line) where a value
 	// enters the config, from a flag, the environment, a file or Set.
 	Label bool
+	// Required settings of a workload must be given (not empty) before
+	// it can run: the guided form asks for them even when the optional
+	// settings are skipped.
+	Required bool
 
 	min, max         float64
 	hasMin, hasMax   bool
@@ -232,15 +187,9 @@ func general(key, flag string, kind Kind, def any, help string) Field {
 	return Field{Key: key, Flag: flag, Group: "general", Kind: kind, Default: def, Help: help}
 }
 
-func wl(workload, name string, kind Kind, def any, help string) Field {
-	p := Prefix[workload]
-	return Field{
-		Key: p + "_" + strings.ReplaceAll(name, "-", "_"), Flag: p + "-" + name,
-		Workload: workload, Group: workload, Kind: kind, Default: def, Help: help, Exported: true,
-	}
-}
-
 func exported(f Field) Field { f.Exported = true; return f }
+
+func required(f Field) Field { f.Required = true; return f }
 
 func derived(f Field) Field { f.Derived = true; return f }
 
@@ -256,12 +205,12 @@ func poolWords(f Field) Field { f.PoolWords = true; return f }
 
 func group(g string, f Field) Field { f.Group = g; return f }
 
-// Fields is every setting of `kvbench run`, general first, then each
-// workload's in the order of spec/workloads.md.
-var Fields = []Field{
+// generalFields are the settings of every run, in help's order; each
+// workload's own follow them in Fields.
+var generalFields = []Field{
 	urlValued(group("engine", general("engine_url", "engine-url", String, "", "engine base `URL` (builtin starts the simulated engine in-process)"))),
 	urlValued(group("engine", general("lmcache_url", "lmcache-url", String, "", "LMCache server URL: tokens-per-GB is read from its /status"))),
-	exported(general("workload", "workload", String, "", "workload to run: "+strings.Join(Workloads, ", "))),
+	exported(general("workload", "workload", String, "", "workload to run: "+strings.Join(builtinNames(), ", "))),
 	label(exported(group("engine", general("model", "model", String, "", "model name (default: first id of GET /v1/models)")))),
 	label(exported(group("engine", general("served_model_name", "served-model-name", String, "", "model `NAME` sent in requests when the engine serves an alias (default: --model)")))),
 	exported(general("kv_cache_volume", "kv-cache-volume", Float, 100.0, "KV-cache budget in GB the workloads size themselves to (builtin: its GPU tier, 8)").withMin(0, true).withMax(MaxKVCacheGB, false)),
@@ -302,87 +251,6 @@ var Fields = []Field{
 	group("load", general("max_concurrency", "max-concurrency", Int, 0, "at most `N` measured requests in flight (0: no cap; a closed loop at --request-rate inf)").withMin(0, false).withMax(MaxStreams, false)),
 	group("load", general("ramp_up", "ramp-up", Duration, time.Duration(0), "grow the rate (or the concurrency cap) linearly from near zero over this long").withMin(0, false).withMax(MaxDurationSeconds, false)),
 	group("load", general("slo", "slo", String, "", "service-level objective, e.g. ttft=500ms,tpot=50ms,e2e=20s: per-request slo_met and the goodput block")),
-
-	wl(LongDocQA, "document-length", Int, 10000, "tokens per document").withMin(0, true).withMax(MaxTokens, false),
-	wl(LongDocQA, "query-per-document", Int, 2, "questions per document").withMin(1, false).withMax(MaxCount, false),
-	func() Field {
-		f := wl(LongDocQA, "shuffle-policy", String, "random", "order of the questions")
-		f.Choices = []string{"random", "tile"}
-		return f
-	}(),
-	wl(LongDocQA, "num-inflight-requests", Int, 3, "most requests in flight").withMin(1, false).withMax(MaxStreams, false),
-	wl(LongDocQA, "max-output-length", Int, 128, "max_tokens of each answer").withMin(1, false).withMax(MaxTokens, false),
-
-	wl(MultiRoundChat, "shared-prompt-length", Int, 2000, "system prompt tokens").withMin(0, false).withMax(MaxTokens, false),
-	wl(MultiRoundChat, "chat-history-length", Int, 10000, "pre-filled history tokens").withMin(0, false).withMax(MaxTokens, false),
-	wl(MultiRoundChat, "user-input-length", Int, 50, "tokens per user query").withMin(1, false).withMax(MaxTokens, false),
-	wl(MultiRoundChat, "output-length", Int, 200, "max_tokens per answer").withMin(1, false).withMax(MaxTokens, false),
-	wl(MultiRoundChat, "qps", Float, 1.0, "queries per second").withMin(0, true).withMax(MaxRate, false),
-	runLength(wl(MultiRoundChat, "duration", Float, 60.0, "seconds of dispatch").withMin(0, true).withMax(MaxDurationSeconds, false)),
-	func() Field {
-		f := wl(MultiRoundChat, "arrival", String, "fixed", "arrival process: fixed spacing or seeded poisson")
-		f.Choices = []string{"fixed", "poisson"}
-		return f
-	}(),
-
-	wl(RandomPrefill, "request-length", Int, 10000, "tokens per request").withMin(0, true).withMax(MaxTokens, false),
-	wl(RandomPrefill, "num-requests", Int, 50, "requests, all sent at once").withMin(1, false).withMax(MaxCount, false),
-
-	wl(LongDocPermutator, "num-contexts", Int, 5, "context documents").withMin(1, false).withMax(1000, false),
-	poolWords(wl(LongDocPermutator, "context-length", Int, 5000, "words per context, as LMCache counts it (not tokens: a pool word such as boko42 is several tokens)").withMin(0, true).withMax(MaxTokens, false)),
-	wl(LongDocPermutator, "system-prompt-length", Int, 1000, "shared system prompt tokens (0 = none)").withMin(0, false).withMax(MaxTokens, false),
-	wl(LongDocPermutator, "num-permutations", Int, 10, "distinct permutations (capped at N!)").withMin(1, false).withMax(MaxCount, false),
-	wl(LongDocPermutator, "num-inflight-requests", Int, 1, "most requests in flight").withMin(1, false).withMax(MaxStreams, false),
-	wl(LongDocPermutator, "max-output-length", Int, 128, "max_tokens of each answer").withMin(1, false).withMax(MaxTokens, false),
-
-	wl(PrefixSuffixTuner, "context-length", Int, 8000, "tokens per request (prefix + breaker + suffix)").withMin(0, true).withMax(MaxTokens, false),
-	wl(PrefixSuffixTuner, "prefix-ratio", Float, 0.8, "share of the context given to the prefix").withMin(0, true).withMax(1, true),
-	wl(PrefixSuffixTuner, "thrash", Float, 20.0, "size in GB of the cache tier to overflow").withMin(0, true).withMax(MaxKVCacheGB, false),
-
-	wl(CacheProbe, "tokens", Int, 64, "reply limit").withMin(1, false).withMax(MaxTokens, false),
-	wl(CacheProbe, "repeats", Int, 2, "repeated requests").withMin(0, false).withMax(MaxCount, false),
-	wl(CacheProbe, "streams", Int, 2, "concurrent requests").withMin(1, false).withMax(512, false),
-	wl(CacheProbe, "prompt-file", String, "", "JSON array of token ids sent as the prompt to /v1/completions"),
-	wl(CacheProbe, "expected-prompt-tokens", Int, 0, "every row's prompt_tokens must equal this (0 = unchecked)").withMin(0, false).withMax(MaxTokens, false),
-	wl(CacheProbe, "require-cold", Bool, false, "the first request must be cold"),
-	wl(CacheProbe, "require-reuse", Bool, false, "every repeated request must be reused"),
-
-	wl(ConcurrentExactness, "levels", IntList, []int{1, 4, 8}, "concurrency levels").withMin(1, false).withMax(MaxStreams, false),
-	wl(ConcurrentExactness, "prompts", String, "", "JSON list of {name, kind: chat|completion, prompt} (default: 16 built-in prompts)"),
-	wl(ConcurrentExactness, "tokens", Int, 64, "reply limit").withMin(1, false).withMax(MaxTokens, false),
-	wl(ConcurrentExactness, "reps", Int, 1, "repetitions of each cell").withMin(1, false).withMax(MaxCount, false),
-	wl(ConcurrentExactness, "temperature", Float, 0.0, "sampling temperature").withMin(0, false).withMax(2, false),
-	wl(ConcurrentExactness, "alone", Bool, false, "compare each request with its prompt sent alone"),
-	jsonObject(wl(ConcurrentExactness, "reference-extra-body", String, "", "JSON merged into a second reference run (e.g. {\"draft\": false})")),
-
-	wl(TraceReplay, "file", String, "", "the trace, JSON lines (required; read twice, so not stdin)"),
-	choice(wl(TraceReplay, "format", String, "auto", "trace format (auto: bailian when lines have chat_id)"), "auto", "mooncake", "bailian"),
-	wl(TraceReplay, "block-size", Int, 0, "tokens per hash id (0: the format's, mooncake 512, bailian 16)").withMin(0, false).withMax(MaxTokens, false),
-	wl(TraceReplay, "skip-invalid", Bool, false, "count and skip invalid lines instead of stopping"),
-	wl(TraceReplay, "speedup", Float, 1.0, "divide every timestamp by this").withMin(MinTraceSpeedup, false).withMax(MaxTraceSpeedup, false),
-	wl(TraceReplay, "start", Int, 0, "skip the first lines of the file").withMin(0, false).withMax(1e12, false),
-	wl(TraceReplay, "limit", Int, 0, "replay at most this many lines (0: all)").withMin(0, false).withMax(1e12, false),
-	wl(TraceReplay, "max-input-tokens", Int, 0, "skip longer requests (0: what the engine's context allows)").withMin(0, false).withMax(MaxTokens, false),
-	choice(wl(TraceReplay, "output", String, "trace", "trace: max_tokens = output_length with ignore_eos; free: without ignore_eos"), "trace", "free"),
-	choice(wl(TraceReplay, "prompt-mode", String, "auto", "tokens: token-id prompts; text: one-token words; auto: tokens when the engine takes them"), "auto", "tokens", "text"),
-	wl(TraceReplay, "engine-block-size", Int, 16, "the engine's KV block size: expectations are multiples of it").withMin(1, false).withMax(MaxTokens, false),
-
-	wl(KVTierPressure, "pool-size", Int, 0, "documents in the pool (0 = derive from the LMCache server's L1 capacity x the overflow factor)").withMin(0, false).withMax(MaxCount, false),
-	wl(KVTierPressure, "overflow-factor", Float, 2.0, "pool size as a multiple of the first tier, when derived").withMin(0, true).withMax(1000, false),
-	wl(KVTierPressure, "docs-per-request", Int, 16, "documents each request carries (<= pool size)").withMin(1, false).withMax(MaxCount, false),
-	wl(KVTierPressure, "context-length", Int, 2560, "exact tokens per document").withMin(0, true).withMax(MaxTokens, false),
-	wl(KVTierPressure, "system-prompt-length", Int, 256, "system prompt tokens (0 = no system message)").withMin(0, false).withMax(MaxTokens, false),
-	wl(KVTierPressure, "num-requests", Int, 200, "measured requests").withMin(1, false).withMax(MaxCount, false),
-	wl(KVTierPressure, "access-skew", Float, 0.0, "document popularity skew s: weight 1/(i+1)^s (0 = uniform)").withMin(0, false).withMax(100, false),
-	wl(KVTierPressure, "num-inflight-requests", Int, 8, "most requests in flight").withMin(1, false).withMax(MaxStreams, false),
-	wl(KVTierPressure, "max-output-length", Int, 1, "max_tokens of each request").withMin(1, false).withMax(MaxTokens, false),
-
-	wl(RAGQAQuality, "dataset", String, "", "musique, hotpotqa, or a local .jsonl, .json or .parquet `FILE`"),
-	wl(RAGQAQuality, "num-samples", Int, 50, "samples: the first usable records in file order").withMin(1, false).withMax(MaxCount, false),
-	wl(RAGQAQuality, "max-output-length", Int, 1024, "max_tokens of each answer").withMin(1, false).withMax(MaxTokens, false),
-	wl(RAGQAQuality, "doc-align-tokens", Int, 256, "passages and the instruction are padded to multiples of this many tokens").withMin(1, false).withMax(MaxTokens, false),
-	wl(RAGQAQuality, "template-kwargs", StringList, []string{}, "`KEY=VALUE` sent in chat_template_kwargs (repeatable; true/false and integers are typed)"),
-	wl(RAGQAQuality, "output", String, "", "quality report `FILE` (default: rag_qa_quality.json in the run folder)"),
 }
 
 // Upper bounds of the numeric settings: far beyond any real engine, low

@@ -107,19 +107,8 @@ func (c *Config) CheckStartAt(now time.Time) error {
 	return nil
 }
 
-// unsplittable says, per workload, why --shard with N > 1 would change
-// what the workload measures.
-var unsplittable = map[string]string{
-	LongDocPermutator:   "its permutations of the same contexts must follow each other on one client to measure non-prefix reuse",
-	PrefixSuffixTuner:   "its prefix pool is sized to overflow one cache tier in one rotation, and split rotations would not thrash it the same way",
-	CacheProbe:          "its first, repeated and concurrent requests form one ordered sequence that proves the cold and reused states",
-	ConcurrentExactness: "each cell compares the answers of streams sent together from one client with the same prompts sent alone",
-	KVTierPressure:      "its pool is written once and read back in one order to push one tier over its size, which shards would each repeat whole",
-	RAGQAQuality:        "each sample's answer is scored against its prefill on the same client, and every shard would send every sample",
-}
-
 // ShardRefusal is why workload cannot be sharded, "" when it can.
-func ShardRefusal(workload string) string { return unsplittable[workload] }
+func ShardRefusal(workload string) string { return specs[workload].Unsplittable }
 
 // validateShard checks --shard, --start-at and --run-key.
 func (c *Config) validateShard() error {

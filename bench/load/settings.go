@@ -75,15 +75,17 @@ func ParseRate(s string) (float64, error) {
 // an error) and, unless --arrival or --burstiness is given, its arrivals
 // keep --mrc-arrival (fixed = constant). Errors name the flag.
 func FromConfig(c *config.Config) (Settings, error) {
+	given := c.Settings()
+	g := given.Load
 	s := Settings{
-		Arrival:        c.String("arrival"),
-		Burstiness:     c.Float("burstiness"),
-		MaxConcurrency: c.Int("max_concurrency"),
-		RampUp:         c.Duration("ramp_up"),
-		Seed:           int64(c.Int("seed")),
+		Arrival:        g.Arrival,
+		Burstiness:     g.Burstiness,
+		MaxConcurrency: g.MaxConcurrency,
+		RampUp:         g.RampUp,
+		Seed:           int64(given.Seed),
 		Shard:          c.Shard(),
 	}
-	rate, err := ParseRate(c.String("request_rate"))
+	rate, err := ParseRate(g.RequestRate)
 	if err != nil {
 		return s, err
 	}
@@ -91,8 +93,8 @@ func FromConfig(c *config.Config) (Settings, error) {
 	if !(s.Burstiness > 0) || math.IsInf(s.Burstiness, 0) {
 		return s, fmt.Errorf("--burstiness must be > 0 (got %v)", s.Burstiness)
 	}
-	if c.IsSet("burstiness") {
-		if c.IsSet("arrival") && s.Arrival != Gamma {
+	if g.BurstinessGiven {
+		if g.ArrivalGiven && s.Arrival != Gamma {
 			return s, fmt.Errorf("--burstiness sets the shape of gamma arrivals; it cannot be used with --arrival %s", s.Arrival)
 		}
 		s.Arrival = Gamma
@@ -110,23 +112,24 @@ func FromConfig(c *config.Config) (Settings, error) {
 	if s.RampUp < 0 {
 		return s, fmt.Errorf("--ramp-up must be >= 0 (got %s)", s.RampUp)
 	}
-	if c.Workload() == config.MultiRoundChat {
-		qps := c.Float("mrc_qps")
-		if s.Timed() && c.IsSet("mrc_qps") && qps != s.Rate {
-			return s, fmt.Errorf("--request-rate %g and --mrc-qps %g disagree: they are the same setting for multi-round-chat, give one", s.Rate, qps)
+	if r := config.RateOf(c.Workload()); r != nil {
+		// The workload's own rate setting is the run's rate.
+		qps := c.Float(r.Key)
+		if s.Timed() && c.IsSet(r.Key) && qps != s.Rate {
+			return s, fmt.Errorf("--request-rate %g and %s %g disagree: they are the same setting for %s, give one", s.Rate, r.Flag(), qps, c.Workload())
 		}
 		if !s.Timed() {
 			s.Rate = qps
 		}
-		if !c.IsSet("arrival") && !c.IsSet("burstiness") {
+		if !g.ArrivalGiven && !g.BurstinessGiven {
 			s.Arrival, s.Burstiness = Constant, 1
-			if c.String("mrc_arrival") == "poisson" {
+			if r.Arrival(c) == Poisson {
 				s.Arrival = Poisson
 			}
 		}
 		s.SelfTimed = true
 	}
-	if s.SLO, err = ParseSLO(c.String("slo")); err != nil {
+	if s.SLO, err = ParseSLO(g.SLO); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -7,25 +7,26 @@ import "github.com/kvbench/kvbench/config"
 // and, for a sharded run (or one given --start-at), the shard block.
 // engineURL is the normalised URL actually used, without credentials.
 func SummaryConfig(c *config.Config, engineURL, outputDir string) Ordered {
+	s := c.Settings()
 	o := Ordered{
 		{"engine_url", engineURL},
-		{"model", c.String("model")},
-		{"served_model_name", c.String("served_model_name")},
-		{"workload", c.Workload()},
-		{"kv_cache_volume_gb", c.Float("kv_cache_volume")},
-		{"tokens_per_gb_kvcache", c.Int("tokens_per_gb_kvcache")},
-		{"seed", c.Int("seed")},
+		{"model", s.Model},
+		{"served_model_name", s.ServedModelName},
+		{"workload", s.Workload},
+		{"kv_cache_volume_gb", s.KVCacheGB},
+		{"tokens_per_gb_kvcache", s.TokensPerGB},
+		{"seed", s.Seed},
 		{"output_dir", outputDir},
-		{"export_csv", !c.Bool("no_csv")},
+		{"export_csv", !s.NoCSV},
 		{"export_json", true},
-		{"quiet", c.Bool("quiet")},
-		{"ignore_eos", c.Bool("ignore_eos")},
+		{"quiet", s.Quiet},
+		{"ignore_eos", s.IgnoreEOS},
 		{"warmup_policy", c.WarmupPolicy()},
 	}
 	for _, f := range config.WorkloadFields(c.Workload()) {
 		o = append(o, Pair{f.Key, c.JSONValue(f.Key)})
 	}
-	salt := c.String("prompt_salt")
+	salt := s.PromptSalt
 	if salt == "" {
 		salt = "auto"
 	}

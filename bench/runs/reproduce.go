@@ -99,8 +99,9 @@ func recordedConfig(dir string) (*config.Config, *record.Summary, error) {
 	return cfg, sum, nil
 }
 
-// loadFlags are the load-shaping flags of the run; for multi-round-chat
-// the rate is its --mrc-qps, set on cfg so the workload flags carry it.
+// loadFlags are the load-shaping flags of the run; for a workload with
+// its own rate setting (multi-round-chat's --mrc-qps) the rate is set on
+// cfg, so the workload flags carry it.
 func loadFlags(cfg *config.Config, sum *record.Summary) []string {
 	var args []string
 	recorded := false
@@ -113,28 +114,26 @@ func loadFlags(cfg *config.Config, sum *record.Summary) []string {
 	if recorded || sum == nil {
 		return args
 	}
-	mrc := cfg.Workload() == config.MultiRoundChat
+	own := config.RateOf(cfg.Workload()) // the workload's own rate setting
+	selfRate := own != nil
 	if l := sum.Load; l != nil {
 		rate := false
 		if l.TargetRate != nil {
-			if mrc {
-				_ = cfg.Set("mrc_qps", *l.TargetRate)
+			if selfRate {
+				_ = cfg.Set(own.Key, *l.TargetRate)
 			} else {
 				args = append(args, "--request-rate", formatValue(*l.TargetRate))
 				rate = true
 			}
 		}
 		arrival := load.Poisson
-		if mrc {
-			arrival = load.Constant
-			if cfg.String("mrc_arrival") == "poisson" {
-				arrival = load.Poisson
-			}
+		if selfRate {
+			arrival = own.Arrival(cfg)
 		}
-		if (rate || mrc) && l.Arrival != "" && l.Arrival != arrival {
+		if (rate || selfRate) && l.Arrival != "" && l.Arrival != arrival {
 			args = append(args, "--arrival", l.Arrival)
 		}
-		if (rate || mrc) && l.Arrival == load.Gamma && l.Burstiness != nil && *l.Burstiness != 1 {
+		if (rate || selfRate) && l.Arrival == load.Gamma && l.Burstiness != nil && *l.Burstiness != 1 {
 			args = append(args, "--burstiness", strconv.FormatFloat(*l.Burstiness, 'f', -1, 64))
 		}
 		if l.MaxConcurrency != nil && *l.MaxConcurrency > 0 {

@@ -95,7 +95,8 @@ func (o *Options) Validate() error {
 			}
 		}
 	}
-	slo, err := load.ParseSLO(o.Config.String("slo"))
+	set := o.Config.Settings()
+	slo, err := load.ParseSLO(set.Load.SLO)
 	if err != nil {
 		return err
 	}
@@ -113,13 +114,13 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--search-max-cells must be in [1, 1000] (got %d)", o.MaxCells)
 		}
 	}
-	if o.Dimension == Rate && o.Config.Workload() == config.MultiRoundChat && o.Config.IsSet("mrc_qps") {
-		return fmt.Errorf("--sweep-rate sets the rate of each cell: drop --mrc-qps")
+	if r := config.RateOf(o.Config.Workload()); o.Dimension == Rate && r != nil && o.Config.IsSet(r.Key) {
+		return fmt.Errorf("--sweep-rate sets the rate of each cell: drop %s", r.Flag())
 	}
-	if o.Dimension == Rate && o.Config.IsSet("request_rate") {
+	if o.Dimension == Rate && set.Load.RequestRateGiven {
 		return fmt.Errorf("--sweep-rate sets --request-rate for each cell: drop --request-rate")
 	}
-	if o.Dimension == Concurrency && o.Config.IsSet("max_concurrency") {
+	if o.Dimension == Concurrency && set.Load.MaxConcurrencyGiven {
 		return fmt.Errorf("--sweep-concurrency sets --max-concurrency for each cell: drop --max-concurrency")
 	}
 	return nil
@@ -136,9 +137,10 @@ func Run(ctx context.Context, o Options) (*File, string, int, error) {
 	if now == nil {
 		now = time.Now
 	}
-	slo, _ := load.ParseSLO(o.Config.String("slo"))
+	set := o.Config.Settings()
+	slo, _ := load.ParseSLO(set.Load.SLO)
 	f := &File{SchemaVersion: 1, Tool: record.Tool{Name: "kvbench", Version: bench.Version}}
-	f.Sweep = Info{Name: o.Config.String("name"), Dimension: o.Dimension, Values: o.Values, Search: o.Search}
+	f.Sweep = Info{Name: set.Name, Dimension: o.Dimension, Values: o.Values, Search: o.Search}
 	if slo != nil {
 		g := o.GoodputTarget
 		f.Sweep.GoodputTarget = &g
@@ -374,24 +376,24 @@ func (s *sweeper) cellConfig(i int, v float64) (*config.Config, error) {
 	if s.o.Dimension == WorkingSet {
 		c, s.ws, err = s.size(v)
 	} else if s.o.Dimension == Rate {
-		err = c.SetString("request_rate", Format(v))
-		if err == nil && c.Workload() == config.MultiRoundChat {
-			err = c.Set("mrc_qps", v)
+		err = c.SetRequestRate(Format(v))
+		if r := config.RateOf(c.Workload()); err == nil && r != nil {
+			err = c.Set(r.Key, v)
 		}
 	} else {
-		err = c.Set("max_concurrency", int(v))
+		err = c.SetMaxConcurrency(int(v))
 	}
 	if err != nil {
 		return nil, err
 	}
 	// Cells never warm each other: auto salts are unique per run; a fixed
 	// salt gets the cell's number.
-	if salt := c.String("prompt_salt"); salt != "auto" && salt != "none" {
-		if err := c.Set("prompt_salt", fmt.Sprintf("%s cell %02d", salt, i+1)); err != nil {
+	if salt := c.Settings().PromptSalt; salt != "auto" && salt != "none" {
+		if err := c.SetPromptSalt(fmt.Sprintf("%s cell %02d", salt, i+1)); err != nil {
 			return nil, err
 		}
 	}
-	return c, c.Set("output_dir", filepath.Join(s.dir, record.SweepCellsDir))
+	return c, c.SetOutputDir(filepath.Join(s.dir, record.SweepCellsDir))
 }
 
 // cell runs cell i at value v.
@@ -608,7 +610,8 @@ func Judge(c *Cell, k Criteria, recordErr string) {
 
 // create makes the sweep folder <output-dir>/<stamp>-sweep-<workload>[-<name>].
 func (s *sweeper) create() error {
-	out := s.o.Config.String("output_dir")
+	set := s.o.Config.Settings()
+	out := set.OutputDir
 	if out == "" {
 		out = record.RunsDir()
 	}
@@ -616,7 +619,7 @@ func (s *sweeper) create() error {
 		return fmt.Errorf("--output-dir: %v", err)
 	}
 	started := s.now()
-	base := record.FolderName("sweep-"+s.o.Config.Workload(), s.o.Config.String("name"), started)
+	base := record.FolderName("sweep-"+set.Workload, set.Name, started)
 	for i := 1; i < 10000; i++ {
 		id := base
 		if i > 1 {

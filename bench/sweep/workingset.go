@@ -163,7 +163,7 @@ func (s *sweeper) tokensPerGB() int {
 	if s.tpg > 0 {
 		return s.tpg
 	}
-	return s.o.Config.Int("tokens_per_gb_kvcache")
+	return s.o.Config.Settings().TokensPerGB
 }
 
 // gb is tokens in GB at the sweep's tokens per GB, nil when unknown.

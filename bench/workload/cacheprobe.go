@@ -23,7 +23,7 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.CacheProbe, newCacheProbe) }
+func init() { Register(Kind{Name: config.CacheProbe, New: newCacheProbe}) }
 
 // cpSeed is the seed sent with every cache-probe request.
 const cpSeed int64 = 1234
@@ -130,16 +130,17 @@ type CacheProbe struct {
 
 func newCacheProbe(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[cpOptions](c)
 	w := &CacheProbe{
 		p:            p,
-		tokens:       c.Int("cp_tokens"),
-		repeats:      c.Int("cp_repeats"),
-		streams:      c.Int("cp_streams"),
-		expected:     c.Int("cp_expected_prompt_tokens"),
-		requireCold:  c.Bool("cp_require_cold"),
-		requireReuse: c.Bool("cp_require_reuse"),
+		tokens:       o.Tokens,
+		repeats:      o.Repeats,
+		streams:      o.Streams,
+		expected:     o.ExpectedPromptTokens,
+		requireCold:  o.RequireCold,
+		requireReuse: o.RequireReuse,
 	}
-	if path := c.String("cp_prompt_file"); path != "" {
+	if path := o.PromptFile; path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, flagFileError("cp-prompt-file", path, err)
@@ -376,7 +377,7 @@ func (w *CacheProbe) expectation(rows []cpRow) *record.Expectation {
 	var expected, reasons []string
 	verdicts := []string{}
 	first := w.results[0]
-	if w.requireCold || (w.ids == nil && w.p.Config.String("prompt_salt") == "auto") {
+	if w.requireCold || (w.ids == nil && w.p.Settings.PromptSalt == "auto") {
 		var j judge
 		if first != nil {
 			j.add(first, cold)
@@ -483,4 +484,15 @@ func (w *CacheProbe) PlanStreams(ls load.Settings) StreamPlan {
 		prompt = len(CacheProbeText) / 4
 	}
 	return measuredStreams(ls, w.streams, "--cp-streams", expectedLatency(prompt, w.tokens))
+}
+
+// cpOptions are its settings (its rows in config), decoded once.
+type cpOptions struct {
+	Tokens               int    `setting:"cp_tokens"`
+	Repeats              int    `setting:"cp_repeats"`
+	Streams              int    `setting:"cp_streams"`
+	PromptFile           string `setting:"cp_prompt_file"`
+	ExpectedPromptTokens int    `setting:"cp_expected_prompt_tokens"`
+	RequireCold          bool   `setting:"cp_require_cold"`
+	RequireReuse         bool   `setting:"cp_require_reuse"`
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-func init() { Register(config.ConcurrentExactness, newConcurrentExactness) }
+func init() { Register(Kind{Name: config.ConcurrentExactness, New: newConcurrentExactness}) }
 
 // cePromptsJSON is the built-in set: 16 public prompts written for
 // kvbench (code completions, chat code, arithmetic, prose).
@@ -166,13 +166,14 @@ type ConcurrentExactness struct {
 
 func newConcurrentExactness(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[ceOptions](c)
 	w := &ConcurrentExactness{
 		p:           p,
-		levels:      c.IntList("ce_levels"),
-		tokens:      c.Int("ce_tokens"),
-		reps:        c.Int("ce_reps"),
-		temperature: c.Float("ce_temperature"),
-		alone:       c.Bool("ce_alone"),
+		levels:      o.Levels,
+		tokens:      o.Tokens,
+		reps:        o.Reps,
+		temperature: o.Temperature,
+		alone:       o.Alone,
 		refs:        map[string][]*sender.Result{},
 	}
 	if len(w.levels) == 0 {
@@ -183,7 +184,7 @@ func newConcurrentExactness(ctx context.Context, p Params) (Workload, error) {
 			return nil, fmt.Errorf("--ce-levels must be >= 1 (got %d)", l)
 		}
 	}
-	if path := c.String("ce_prompts"); path != "" {
+	if path := o.Prompts; path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, flagFileError("ce-prompts", path, err)
@@ -195,7 +196,7 @@ func newConcurrentExactness(ctx context.Context, p Params) (Workload, error) {
 	} else {
 		w.prompts = CEBuiltinPrompts()
 	}
-	if s := c.String("ce_reference_extra_body"); s != "" {
+	if s := o.ReferenceExtraBody; s != "" {
 		m, err := config.ParseObject(s)
 		if err != nil {
 			return nil, fmt.Errorf("--ce-reference-extra-body: %v", err)
@@ -565,4 +566,15 @@ func (w *ConcurrentExactness) PlanStreams(ls load.Settings) StreamPlan {
 		top = max(top, l)
 	}
 	return measuredStreams(ls, top, "--ce-levels", expectedLatency(0, w.tokens))
+}
+
+// ceOptions are its settings (its rows in config), decoded once.
+type ceOptions struct {
+	Levels             []int   `setting:"ce_levels"`
+	Prompts            string  `setting:"ce_prompts"`
+	Tokens             int     `setting:"ce_tokens"`
+	Reps               int     `setting:"ce_reps"`
+	Temperature        float64 `setting:"ce_temperature"`
+	Alone              bool    `setting:"ce_alone"`
+	ReferenceExtraBody string  `setting:"ce_reference_extra_body"`
 }

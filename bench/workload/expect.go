@@ -48,8 +48,9 @@ type KVBudget struct {
 // --kv-cache-volume x tokens per GB, with a lower tier when an LMCache
 // server is named. Zero tokens when tokens per GB is unknown.
 func BudgetFromConfig(c *config.Config, tokensPerGB int) KVBudget {
-	b := KVBudget{Lower: c.String("lmcache_url") != ""}
-	if gb := c.Float("kv_cache_volume"); tokensPerGB > 0 && gb > 0 {
+	set := c.Settings()
+	b := KVBudget{Lower: set.LMCacheURL != ""}
+	if gb := set.KVCacheGB; tokensPerGB > 0 && gb > 0 {
 		b.Tokens = int(gb * float64(tokensPerGB))
 		b.What, b.Size = "the KV budget", fmt.Sprintf("--kv-cache-volume %s GB", strconv.FormatFloat(gb, 'f', -1, 64))
 	}

@@ -18,8 +18,13 @@ import (
 )
 
 func init() {
-	Register(config.KVTierPressure, newKVTierPressure)
-	RegisterWorkingSetter(config.KVTierPressure, (*KVTierPressure)(nil))
+	Register(Kind{Name: config.KVTierPressure, New: newKVTierPressure, Estimate: estimateKVTierPressure,
+		WorkingSet: (*KVTierPressure)(nil),
+		// A pool of 0 is derived from the LMCache server's first tier.
+		NeedsL1: func(c *config.Config) bool { return config.DecodeAs[ktpOptions](c).PoolSize == 0 },
+		// It needs a second tier to exercise.
+		BuiltinLowerTierGB: 4,
+	})
 }
 
 // KVTierVocabSize is the number of one-token words documents are drawn
@@ -119,6 +124,7 @@ func KVTierWords(pool TokenPool, n int, seed, off int64) string {
 // cache tier, each request carrying a sampled subset of it, so that the
 // second tier has to serve hits.
 type KVTierPressure struct {
+	opts                       ktpOptions
 	p                          Params
 	pool, per, context, system int
 	requests, inflight, maxOut int
@@ -141,21 +147,23 @@ type KVTierPressure struct {
 
 func newKVTierPressure(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[ktpOptions](c)
 	w := &KVTierPressure{
+		opts:     o,
 		p:        p,
-		per:      c.Int("ktp_docs_per_request"),
-		context:  c.Int("ktp_context_length"),
-		system:   c.Int("ktp_system_prompt_length"),
-		requests: c.Int("ktp_num_requests"),
-		inflight: c.Int("ktp_num_inflight_requests"),
-		maxOut:   c.Int("ktp_max_output_length"),
-		overflow: c.Float("ktp_overflow_factor"),
-		skew:     c.Float("ktp_access_skew"),
+		per:      o.DocsPerRequest,
+		context:  o.ContextLength,
+		system:   o.SystemPromptLength,
+		requests: o.NumRequests,
+		inflight: o.NumInflightRequests,
+		maxOut:   o.MaxOutputLength,
+		overflow: o.OverflowFactor,
+		skew:     o.AccessSkew,
 		l1GB:     p.L1GB,
 		lookups:  p.Lookups,
 	}
 	var err error
-	if w.pool, err = KVTierPoolSize(c.Int("ktp_pool_size"), w.overflow, w.l1GB, p.TokensPerGB, w.context); err != nil {
+	if w.pool, err = KVTierPoolSize(o.PoolSize, w.overflow, w.l1GB, p.TokensPerGB, w.context); err != nil {
 		return nil, err
 	}
 	if w.per > w.pool {
@@ -179,7 +187,7 @@ func (w *KVTierPressure) workingSet() int { return w.pool * w.context }
 
 func (w *KVTierPressure) Describe() []string {
 	src := "--ktp-pool-size"
-	if w.p.Config.Int("ktp_pool_size") == 0 {
+	if w.opts.PoolSize == 0 {
 		src = fmt.Sprintf("%g x L1 %.2f GB x %d tokens/GB / %d", w.overflow, w.l1GB, w.p.TokensPerGB, w.context)
 	}
 	lines := []string{
@@ -458,7 +466,8 @@ func (w *KVTierPressure) PlanStreams(ls load.Settings) StreamPlan {
 // request of one document reuses the system prompt and its document, one
 // of several (in random order, no blending assumed) the system prompt.
 func (*KVTierPressure) SizeWorkingSet(c *config.Config, tokens float64, _ int) (WorkingSet, error) {
-	ctx := c.Int("ktp_context_length")
+	o := config.DecodeAs[ktpOptions](c)
+	ctx := o.ContextLength
 	n, err := units(config.KVTierPressure, tokens, ctx, "document")
 	if err != nil {
 		return WorkingSet{}, err
@@ -466,9 +475,34 @@ func (*KVTierPressure) SizeWorkingSet(c *config.Config, tokens float64, _ int) (
 	if err := c.Set("ktp_pool_size", n); err != nil {
 		return WorkingSet{}, err
 	}
-	reusable := c.Int("ktp_system_prompt_length")
-	if c.Int("ktp_docs_per_request") == 1 {
+	reusable := o.SystemPromptLength
+	if o.DocsPerRequest == 1 {
 		reusable += ctx
 	}
 	return WorkingSet{Tokens: n * ctx, Count: n, Unit: ctx, What: "documents", Reusable: max(reusable, 1)}, nil
+}
+
+// estimateKVTierPressure sizes its plan from its settings.
+func estimateKVTierPressure(c *config.Config, tokensPerGB int) Plan {
+	o := config.DecodeAs[ktpOptions](c)
+	// The documents are built ahead, the measured requests too. A
+	// derived pool is sized from the server's L1 capacity at start-up,
+	// so only an explicit one can be estimated here.
+	l, per, n := float64(o.ContextLength), float64(o.DocsPerRequest), float64(o.NumRequests)
+	pool := math.Max(float64(o.PoolSize), per)
+	return Plan{Requests: n + pool/per + 1, Tokens: pool*l + n*(per*l+float64(o.SystemPromptLength)),
+		Flags: []string{"--ktp-num-requests", "--ktp-docs-per-request", "--ktp-context-length", "--ktp-pool-size"}}
+}
+
+// ktpOptions are its settings (its rows in config), decoded once.
+type ktpOptions struct {
+	PoolSize            int     `setting:"ktp_pool_size"`
+	OverflowFactor      float64 `setting:"ktp_overflow_factor"`
+	DocsPerRequest      int     `setting:"ktp_docs_per_request"`
+	ContextLength       int     `setting:"ktp_context_length"`
+	SystemPromptLength  int     `setting:"ktp_system_prompt_length"`
+	NumRequests         int     `setting:"ktp_num_requests"`
+	AccessSkew          float64 `setting:"ktp_access_skew"`
+	NumInflightRequests int     `setting:"ktp_num_inflight_requests"`
+	MaxOutputLength     int     `setting:"ktp_max_output_length"`
 }

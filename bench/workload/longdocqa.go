@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
@@ -13,9 +14,8 @@ import (
 )
 
 func init() {
-	Register(config.LongDocQA, newLongDocQA)
-	RegisterRebuildable(config.LongDocQA)
-	RegisterWorkingSetter(config.LongDocQA, (*LongDocQA)(nil))
+	Register(Kind{Name: config.LongDocQA, New: newLongDocQA, Rebuildable: true,
+		Estimate: estimateLongDocQA, WorkingSet: (*LongDocQA)(nil)})
 }
 
 var ldqaQuestions = [4]string{
@@ -51,18 +51,19 @@ type LongDocQA struct {
 
 func newLongDocQA(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[ldqaOptions](c)
 	w := &LongDocQA{
 		p:        p,
-		docLen:   c.Int("ldqa_document_length"),
-		queries:  c.Int("ldqa_query_per_document"),
-		shuffle:  c.String("ldqa_shuffle_policy"),
-		inflight: c.Int("ldqa_num_inflight_requests"),
-		maxOut:   c.Int("ldqa_max_output_length"),
+		docLen:   o.DocumentLength,
+		queries:  o.QueryPerDocument,
+		shuffle:  o.ShufflePolicy,
+		inflight: o.NumInflightRequests,
+		maxOut:   o.MaxOutputLength,
 	}
 	if p.TokensPerGB <= 0 {
 		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.LongDocQA)
 	}
-	w.numDocs = LongDocQADocuments(c.Float("kv_cache_volume"), p.TokensPerGB, w.docLen)
+	w.numDocs = LongDocQADocuments(p.Settings.KVCacheGB, p.TokensPerGB, w.docLen)
 	w.docDone = map[int]float64{}
 	w.schedule = LongDocQASchedule(w.numDocs, w.queries, w.shuffle, p.Seed)
 	if sh := p.shard(); sh.Sharded() {
@@ -306,7 +307,8 @@ func (w *LongDocQA) PlanStreams(ls load.Settings) StreamPlan {
 // SizeWorkingSet: documents = size / document length (--kv-cache-volume
 // set to match); a question reuses its document.
 func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	doc := c.Int("ldqa_document_length")
+	o := config.DecodeAs[ldqaOptions](c)
+	doc := o.DocumentLength
 	n, err := units(config.LongDocQA, tokens, doc, "document")
 	if err != nil {
 		return WorkingSet{}, err
@@ -314,8 +316,27 @@ func (*LongDocQA) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB i
 	if tokensPerGB <= 0 {
 		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.LongDocQA)
 	}
-	if err := c.Set("kv_cache_volume", volumeFor(n, doc, tokensPerGB)); err != nil {
+	if err := c.SetKVCacheGB(volumeFor(n, doc, tokensPerGB)); err != nil {
 		return WorkingSet{}, err
 	}
 	return WorkingSet{Tokens: n * doc, Count: n, Unit: doc, What: "documents", Reusable: doc}, nil
+}
+
+// estimateLongDocQA sizes its plan from its settings.
+func estimateLongDocQA(c *config.Config, tokensPerGB int) Plan {
+	o := config.DecodeAs[ldqaOptions](c)
+	l := float64(o.DocumentLength)
+	docs := math.Max(1, math.Floor(budgetTokens(c, tokensPerGB)/l))
+	reqs := docs * float64(o.QueryPerDocument)
+	return Plan{Requests: docs + reqs, Tokens: (docs + reqs) * l,
+		Flags: []string{"--kv-cache-volume", "--tokens-per-gb-kvcache", "--ldqa-document-length", "--ldqa-query-per-document"}}
+}
+
+// ldqaOptions are its settings (its rows in config), decoded once.
+type ldqaOptions struct {
+	DocumentLength      int    `setting:"ldqa_document_length"`
+	QueryPerDocument    int    `setting:"ldqa_query_per_document"`
+	ShufflePolicy       string `setting:"ldqa_shuffle_policy"`
+	NumInflightRequests int    `setting:"ldqa_num_inflight_requests"`
+	MaxOutputLength     int    `setting:"ldqa_max_output_length"`
 }

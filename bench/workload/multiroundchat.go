@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -15,9 +16,8 @@ import (
 )
 
 func init() {
-	RegisterWorkingSetter(config.MultiRoundChat, (*MultiRoundChat)(nil))
-	Register(config.MultiRoundChat, newMultiRoundChat)
-	RegisterRebuildable(config.MultiRoundChat)
+	Register(Kind{Name: config.MultiRoundChat, New: newMultiRoundChat, Rebuildable: true,
+		Estimate: estimateMultiRoundChat, WorkingSet: (*MultiRoundChat)(nil)})
 }
 
 // mrcRetry is how often a dispatch that waits for a busy session checks
@@ -115,15 +115,16 @@ type MultiRoundChat struct {
 
 func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[mrcOptions](c)
 	w := &MultiRoundChat{
 		p:        p,
-		shared:   c.Int("mrc_shared_prompt_length"),
-		history:  c.Int("mrc_chat_history_length"),
-		input:    c.Int("mrc_user_input_length"),
-		output:   c.Int("mrc_output_length"),
-		qps:      c.Float("mrc_qps"),
-		duration: c.Float("mrc_duration"),
-		arrival:  c.String("mrc_arrival"),
+		shared:   o.SharedPromptLength,
+		history:  o.ChatHistoryLength,
+		input:    o.UserInputLength,
+		output:   o.OutputLength,
+		qps:      o.QPS,
+		duration: o.Duration,
+		arrival:  o.Arrival,
 		pause:    sleepCtx,
 	}
 	if p.TokensPerGB <= 0 {
@@ -135,7 +136,7 @@ func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	}
 	// --request-rate is --mrc-qps; --arrival/--burstiness shape its gaps.
 	w.load, w.qps = ls, ls.Rate
-	if c.IsSet("arrival") || c.IsSet("burstiness") {
+	if g := p.Settings.Load; g.ArrivalGiven || g.BurstinessGiven {
 		w.arrival = ls.Arrival
 	}
 	if w.shared+w.history <= 0 {
@@ -144,7 +145,7 @@ func newMultiRoundChat(ctx context.Context, p Params) (Workload, error) {
 	if !(w.qps > 0) || !(w.duration > 0) {
 		return nil, fmt.Errorf("--mrc-qps and --mrc-duration must be > 0 (got %v and %v)", w.qps, w.duration)
 	}
-	w.users = MultiRoundChatUsers(c.Float("kv_cache_volume"), p.TokensPerGB, w.shared, w.history)
+	w.users = MultiRoundChatUsers(p.Settings.KVCacheGB, p.TokensPerGB, w.shared, w.history)
 	sh := p.shard()
 	if w.users < sh.Count {
 		return nil, fmt.Errorf("--shard %s: %s has %d session(s), fewer than the %d shards; use fewer shards or a larger --kv-cache-volume", sh, config.MultiRoundChat, w.users, sh.Count)
@@ -524,7 +525,8 @@ func (w *MultiRoundChat) PlanStreams(ls load.Settings) StreamPlan {
 // prompt and history, and what earlier rounds added to it: only its own
 // question is fresh.
 func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	per := c.Int("mrc_shared_prompt_length") + c.Int("mrc_chat_history_length")
+	o := config.DecodeAs[mrcOptions](c)
+	per := o.SharedPromptLength + o.ChatHistoryLength
 	n, err := units(config.MultiRoundChat, tokens, per, "session")
 	if err != nil {
 		return WorkingSet{}, err
@@ -532,9 +534,31 @@ func (*MultiRoundChat) SizeWorkingSet(c *config.Config, tokens float64, tokensPe
 	if tokensPerGB <= 0 {
 		return WorkingSet{}, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.MultiRoundChat)
 	}
-	if err := c.Set("kv_cache_volume", volumeFor(n, per, tokensPerGB)); err != nil {
+	if err := c.SetKVCacheGB(volumeFor(n, per, tokensPerGB)); err != nil {
 		return WorkingSet{}, err
 	}
-	fresh := c.Int("mrc_user_input_length") + templatePerMessage + templatePerRequest
+	fresh := o.UserInputLength + templatePerMessage + templatePerRequest
 	return WorkingSet{Tokens: n * per, Count: n, Unit: per, What: "sessions", Fresh: fresh}, nil
+}
+
+// estimateMultiRoundChat sizes its plan from its settings.
+func estimateMultiRoundChat(c *config.Config, tokensPerGB int) Plan {
+	o := config.DecodeAs[mrcOptions](c)
+	per := float64(o.SharedPromptLength) + float64(o.ChatHistoryLength)
+	// The sessions are built ahead; what the run then sends is bounded
+	// by time (--mrc-qps x --mrc-duration within their ranges).
+	users := math.Max(1, math.Floor(budgetTokens(c, tokensPerGB)/math.Max(per, 1)))
+	return Plan{Requests: users, Tokens: users * per,
+		Flags: []string{"--kv-cache-volume", "--tokens-per-gb-kvcache", "--mrc-shared-prompt-length", "--mrc-chat-history-length"}}
+}
+
+// mrcOptions are its settings (its rows in config), decoded once.
+type mrcOptions struct {
+	SharedPromptLength int     `setting:"mrc_shared_prompt_length"`
+	ChatHistoryLength  int     `setting:"mrc_chat_history_length"`
+	UserInputLength    int     `setting:"mrc_user_input_length"`
+	OutputLength       int     `setting:"mrc_output_length"`
+	QPS                float64 `setting:"mrc_qps"`
+	Duration           float64 `setting:"mrc_duration"`
+	Arrival            string  `setting:"mrc_arrival"`
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.LongDocPermutator, newLongDocPermutator) }
+func init() {
+	Register(Kind{Name: config.LongDocPermutator, New: newLongDocPermutator, Estimate: estimateLongDocPermutator})
+}
 
 // LDPVocabSize is the fixed size of the pseudo-word pool.
 const LDPVocabSize = 8000
@@ -223,14 +225,15 @@ type ldpSeen struct {
 
 func newLongDocPermutator(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[ldpOptions](c)
 	w := &LongDocPermutator{
 		p:           p,
-		numContexts: c.Int("ldp_num_contexts"),
-		contextLen:  c.Int("ldp_context_length"),
-		systemLen:   c.Int("ldp_system_prompt_length"),
-		requested:   c.Int("ldp_num_permutations"),
-		inflight:    c.Int("ldp_num_inflight_requests"),
-		maxOut:      c.Int("ldp_max_output_length"),
+		numContexts: o.NumContexts,
+		contextLen:  o.ContextLength,
+		systemLen:   o.SystemPromptLength,
+		requested:   o.NumPermutations,
+		inflight:    o.NumInflightRequests,
+		maxOut:      o.MaxOutputLength,
 	}
 	if w.numContexts < 1 || w.contextLen < 1 || w.requested < 1 {
 		return nil, fmt.Errorf("--ldp-num-contexts, --ldp-context-length and --ldp-num-permutations must be >= 1")
@@ -458,4 +461,27 @@ func (w *LongDocPermutator) expectation(bound *float64, above string) *record.Ex
 func (w *LongDocPermutator) PlanStreams(ls load.Settings) StreamPlan {
 	prompt := float64(w.numContexts)*float64(LDPContextTokens(w.contextLen, LDPBuiltinTokensPerWord)) + float64(w.systemLen)
 	return measuredStreams(ls, min(w.inflight, len(w.perms)), "--ldp-num-inflight-requests", expectedLatency(int(min(prompt, config.MaxTokens)), w.maxOut))
+}
+
+// estimateLongDocPermutator sizes its plan from its settings.
+func estimateLongDocPermutator(c *config.Config, tokensPerGB int) Plan {
+	o := config.DecodeAs[ldpOptions](c)
+	n := float64(o.NumContexts)
+	perms := math.Min(float64(o.NumPermutations), math.Gamma(n+1))
+	// Contexts count pool words, about LDPBuiltinTokensPerWord tokens
+	// each; the system prompt's words are one token each.
+	ctx := float64(o.ContextLength) * LDPBuiltinTokensPerWord
+	per := n*ctx + float64(o.SystemPromptLength)
+	return Plan{Requests: perms, Tokens: perms*per + n*ctx,
+		Flags: []string{"--ldp-num-permutations", "--ldp-num-contexts", "--ldp-context-length"}}
+}
+
+// ldpOptions are its settings (its rows in config), decoded once.
+type ldpOptions struct {
+	NumContexts         int `setting:"ldp_num_contexts"`
+	ContextLength       int `setting:"ldp_context_length"`
+	SystemPromptLength  int `setting:"ldp_system_prompt_length"`
+	NumPermutations     int `setting:"ldp_num_permutations"`
+	NumInflightRequests int `setting:"ldp_num_inflight_requests"`
+	MaxOutputLength     int `setting:"ldp_max_output_length"`
 }

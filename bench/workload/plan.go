@@ -30,68 +30,22 @@ type Plan struct {
 	Flags []string
 }
 
-// EstimatePlan sizes the named workload's plan from its settings with
-// float arithmetic, so absurd values are seen before anything is built.
-// ok is false for workloads whose size is bounded by their flags' ranges
-// alone.
+// EstimatePlan sizes c's workload's plan from its settings (its Kind's
+// Estimate). ok is false for workloads whose size is bounded by their
+// flags' ranges alone.
 func EstimatePlan(c *config.Config, tokensPerGB int) (Plan, bool) {
-	f := func(key string) float64 {
-		if fl, ok := config.Lookup(key); ok && fl.Kind == config.Float {
-			return c.Float(key)
-		}
-		return float64(c.Int(key))
-	}
-	budget := f("kv_cache_volume") * float64(tokensPerGB) // tokens
-	var p Plan
-	switch c.Workload() {
-	case config.RandomPrefill:
-		// Prompts are built as they are dispatched: those in flight and
-		// the look-ahead are held at once (every one when all go at once).
-		n, l := f("rp_num_requests"), f("rp_request_length")
-		ls, _ := load.FromConfig(c) // an invalid load is refused later, naming its flag
-		held := math.Min(n, float64(measuredStreams(ls, int(min(n, math.MaxInt32)), "", expectedLatency(int(min(l, math.MaxInt32)), 1)).Streams)+lookAhead)
-		p = Plan{Requests: n, Tokens: held * l, Flags: []string{"--rp-num-requests", "--rp-request-length"}}
-	case config.LongDocQA:
-		l := f("ldqa_document_length")
-		docs := math.Max(1, math.Floor(budget/l))
-		reqs := docs * f("ldqa_query_per_document")
-		p = Plan{Requests: docs + reqs, Tokens: (docs + reqs) * l,
-			Flags: []string{"--kv-cache-volume", "--tokens-per-gb-kvcache", "--ldqa-document-length", "--ldqa-query-per-document"}}
-	case config.MultiRoundChat:
-		per := f("mrc_shared_prompt_length") + f("mrc_chat_history_length")
-		// The sessions are built ahead; what the run then sends is bounded
-		// by time (--mrc-qps x --mrc-duration within their ranges).
-		users := math.Max(1, math.Floor(budget/math.Max(per, 1)))
-		p = Plan{Requests: users, Tokens: users * per,
-			Flags: []string{"--kv-cache-volume", "--tokens-per-gb-kvcache", "--mrc-shared-prompt-length", "--mrc-chat-history-length"}}
-	case config.LongDocPermutator:
-		n := f("ldp_num_contexts")
-		perms := math.Min(f("ldp_num_permutations"), math.Gamma(n+1))
-		// Contexts count pool words, about LDPBuiltinTokensPerWord tokens
-		// each; the system prompt's words are one token each.
-		ctx := f("ldp_context_length") * LDPBuiltinTokensPerWord
-		per := n*ctx + f("ldp_system_prompt_length")
-		p = Plan{Requests: perms, Tokens: perms*per + n*ctx,
-			Flags: []string{"--ldp-num-permutations", "--ldp-num-contexts", "--ldp-context-length"}}
-	case config.PrefixSuffixTuner:
-		l := f("psf_context_length")
-		prefix := math.Max(1, l*f("psf_prefix_ratio"))
-		num := math.Max(1, math.Floor(f("psf_thrash")*psfOverflow*float64(tokensPerGB)/l))
-		p = Plan{Requests: 2 * num, Tokens: num*prefix + 2*num*l,
-			Flags: []string{"--psf-thrash", "--tokens-per-gb-kvcache", "--psf-context-length"}}
-	case config.KVTierPressure:
-		// The documents are built ahead, the measured requests too. A
-		// derived pool is sized from the server's L1 capacity at start-up,
-		// so only an explicit one can be estimated here.
-		l, per, n := f("ktp_context_length"), f("ktp_docs_per_request"), f("ktp_num_requests")
-		pool := math.Max(f("ktp_pool_size"), per)
-		p = Plan{Requests: n + pool/per + 1, Tokens: pool*l + n*(per*l+f("ktp_system_prompt_length")),
-			Flags: []string{"--ktp-num-requests", "--ktp-docs-per-request", "--ktp-context-length", "--ktp-pool-size"}}
-	default:
+	k := kinds[c.Workload()]
+	if k.Estimate == nil {
 		return Plan{}, false
 	}
+	p := k.Estimate(c, tokensPerGB)
 	p.Bytes = p.Tokens*bytesPerToken + p.Requests*bytesPerRequest
 	return p, true
+}
+
+// budgetTokens is the KV budget in tokens, for an estimate.
+func budgetTokens(c *config.Config, tokensPerGB int) float64 {
+	return c.Settings().KVCacheGB * float64(tokensPerGB)
 }
 
 // MemoryLimit is the most memory a plan may need: half of the machine's
@@ -168,22 +122,9 @@ type StreamPlan struct {
 	Latency time.Duration
 }
 
-// StreamPlanner is a workload that plans its own concurrency: the most
-// requests it holds in flight at once under the load ls, from its own
-// settings (an in-flight setting, its concurrency levels, its sessions),
-// the --max-concurrency cap and, for arrivals at a rate, Little's law.
-type StreamPlanner interface {
-	PlanStreams(ls load.Settings) StreamPlan
-}
-
-// PlannedStreams is w's plan under ls; a workload that plans nothing
-// sends one request at a time.
-func PlannedStreams(w Workload, ls load.Settings) StreamPlan {
-	if p, ok := w.(StreamPlanner); ok {
-		return p.PlanStreams(ls)
-	}
-	return StreamPlan{Streams: 1}
-}
+// oneAtATime is the plan of a workload that sends each request after
+// the one before has finished.
+var oneAtATime = StreamPlan{Streams: 1}
 
 // The engine Little's law assumes for a request's expected latency when
 // nothing was measured yet: slow on purpose (a busy engine), so that the

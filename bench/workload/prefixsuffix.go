@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"github.com/kvbench/kvbench/bench/load"
 	"math"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 )
 
 func init() {
-	Register(config.PrefixSuffixTuner, newPrefixSuffixTuner)
-	RegisterWorkingSetter(config.PrefixSuffixTuner, (*PrefixSuffixTuner)(nil))
+	Register(Kind{Name: config.PrefixSuffixTuner, New: newPrefixSuffixTuner,
+		Estimate: estimatePrefixSuffixTuner, WorkingSet: (*PrefixSuffixTuner)(nil)})
 }
 
 const (
@@ -91,11 +92,12 @@ type PrefixSuffixTuner struct {
 
 func newPrefixSuffixTuner(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[psfOptions](c)
 	w := &PrefixSuffixTuner{
 		p:       p,
-		context: c.Int("psf_context_length"),
-		ratio:   c.Float("psf_prefix_ratio"),
-		thrash:  c.Float("psf_thrash"),
+		context: o.ContextLength,
+		ratio:   o.PrefixRatio,
+		thrash:  o.Thrash,
 	}
 	if p.TokensPerGB <= 0 {
 		return nil, fmt.Errorf("--tokens-per-gb-kvcache must be > 0 for %s (or give --lmcache-url)", config.PrefixSuffixTuner)
@@ -239,7 +241,7 @@ func (w *PrefixSuffixTuner) Outcome() Outcome {
 func (w *PrefixSuffixTuner) expectation() *record.Expectation {
 	b := w.p.budget()
 	t := KVBudget{Tokens: int(w.thrash * float64(w.p.TokensPerGB)), What: "the targeted tier", Size: fmt.Sprintf("--psf-thrash %g GB", w.thrash)}
-	if b.Tokens > 0 && (b.Engine || w.p.Config.IsSet("kv_cache_volume")) {
+	if b.Tokens > 0 && (b.Engine || w.p.Settings.KVCacheGBGiven) {
 		t = b
 	}
 	tier, tierText := t.Tokens, t.text()
@@ -288,8 +290,9 @@ func abs(n int) int {
 // SizeWorkingSet: --psf-thrash = size / (1.05 x tokens per GB), so the
 // pool is size / context contexts; pass 2 reuses each one's prefix.
 func (*PrefixSuffixTuner) SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error) {
-	ctx := c.Int("psf_context_length")
-	prefix, _, err := PrefixSuffixSplit(ctx, c.Float("psf_prefix_ratio"))
+	o := config.DecodeAs[psfOptions](c)
+	ctx := o.ContextLength
+	prefix, _, err := PrefixSuffixSplit(ctx, o.PrefixRatio)
 	if err != nil {
 		return WorkingSet{}, err
 	}
@@ -325,4 +328,27 @@ func (w *PrefixSuffixTuner) partialReuse() string {
 	return fmt.Sprintf("; each pass-2 request cached %s of its %s prompt tokens on average (%.0f%% of its %s-token prefix): "+
 		"block-granular eviction, freeing a request's tail first, keeps the head of every prefix when the pool overflows the tier by a few blocks, "+
 		"so pass 2 reuses part of each prefix rather than all or none", group(cached), group(prompt), 100*float64(cached)/float64(w.prefix), group(w.prefix))
+}
+
+// estimatePrefixSuffixTuner sizes its plan from its settings.
+func estimatePrefixSuffixTuner(c *config.Config, tokensPerGB int) Plan {
+	o := config.DecodeAs[psfOptions](c)
+	l := float64(o.ContextLength)
+	prefix := math.Max(1, l*o.PrefixRatio)
+	num := math.Max(1, math.Floor(o.Thrash*psfOverflow*float64(tokensPerGB)/l))
+	return Plan{Requests: 2 * num, Tokens: num*prefix + 2*num*l,
+		Flags: []string{"--psf-thrash", "--tokens-per-gb-kvcache", "--psf-context-length"}}
+}
+
+// PlanStreams: one request at a time, each after the one before (both
+// passes and the throw-away between them).
+func (w *PrefixSuffixTuner) PlanStreams(load.Settings) StreamPlan {
+	return oneAtATime
+}
+
+// psfOptions are its settings (its rows in config), decoded once.
+type psfOptions struct {
+	ContextLength int     `setting:"psf_context_length"`
+	PrefixRatio   float64 `setting:"psf_prefix_ratio"`
+	Thrash        float64 `setting:"psf_thrash"`
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/kvbench/kvbench/bench/load"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,7 +20,7 @@ import (
 	"github.com/kvbench/kvbench/internal/pyrandom"
 )
 
-func init() { Register(config.RAGQAQuality, newRAGQAQuality) }
+func init() { Register(Kind{Name: config.RAGQAQuality, New: newRAGQAQuality}) }
 
 // ragSystemPrompt opens every request: LMCache's wording, to the byte.
 const ragSystemPrompt = "Answer the question using only the given passages. You may reason " +
@@ -71,6 +72,7 @@ func RAGTemplateKwargs(kvs []string) map[string]any {
 // question over its passages stitched together at positions where they
 // were never cached, and scores the answers by token F1.
 type RAGQAQuality struct {
+	opts        ragOptions
 	p           Params
 	dataset     string
 	samples     []RAGSample
@@ -96,12 +98,14 @@ type RAGQAQuality struct {
 
 func newRAGQAQuality(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[ragOptions](c)
 	w := &RAGQAQuality{
+		opts:    o,
 		p:       p,
-		dataset: c.String("rag_dataset"),
-		maxOut:  c.Int("rag_max_output_length"),
-		align:   c.Int("rag_doc_align_tokens"),
-		kwargs:  RAGTemplateKwargs(c.StringList("rag_template_kwargs")),
+		dataset: o.Dataset,
+		maxOut:  o.MaxOutputLength,
+		align:   o.DocAlignTokens,
+		kwargs:  RAGTemplateKwargs(o.TemplateKwargs),
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
@@ -109,7 +113,7 @@ func newRAGQAQuality(ctx context.Context, p Params) (Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.samples, err = LoadRAGSamples(path, c.Int("rag_num_samples")); err != nil {
+	if w.samples, err = LoadRAGSamples(path, o.NumSamples); err != nil {
 		return nil, err
 	}
 	tokenize := p.tokenizeFunc()
@@ -284,7 +288,7 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 		x := f1Sum / float64(w.sum.NumParsed)
 		w.sum.F1Mean = &x
 	}
-	w.output = w.p.Config.String("rag_output")
+	w.output = w.opts.Output
 	if w.output == "" && env.RunDir != "" {
 		w.output = filepath.Join(env.RunDir, record.RAGQualityFile)
 	}
@@ -300,15 +304,13 @@ func (w *RAGQAQuality) Run(ctx context.Context, env Env) error {
 // fingerprint is 16 hex digits of a SHA-256 over the settings that
 // define the run, so two runs of the same questions can be paired.
 func (w *RAGQAQuality) fingerprint() string {
-	c := w.p.Config
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00%q\x00%s\x00%d", w.dataset, c.Int("rag_num_samples"), w.maxOut, w.align,
-		c.StringList("rag_template_kwargs"), c.String("model"), w.p.Seed)
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00%q\x00%s\x00%d", w.dataset, w.opts.NumSamples, w.maxOut, w.align,
+		w.opts.TemplateKwargs, w.p.Settings.Model, w.p.Seed)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 func (w *RAGQAQuality) write(path string) error {
-	c := w.p.Config
 	per := w.per
 	if per == nil {
 		per = []record.RAGSample{}
@@ -316,10 +318,10 @@ func (w *RAGQAQuality) write(path string) error {
 	doc := map[string]any{
 		"run_fingerprint": w.fingerprint(),
 		"config": map[string]any{
-			"dataset": w.dataset, "num_samples": c.Int("rag_num_samples"), "max_output_length": w.maxOut,
-			"doc_align_tokens": w.align, "template_kwargs": c.StringList("rag_template_kwargs"), "seed": w.p.Seed,
+			"dataset": w.dataset, "num_samples": w.opts.NumSamples, "max_output_length": w.maxOut,
+			"doc_align_tokens": w.align, "template_kwargs": w.opts.TemplateKwargs, "seed": w.p.Seed,
 		},
-		"model":      c.String("model"),
+		"model":      w.p.Settings.Model,
 		"summary":    w.sum,
 		"per_sample": per,
 	}
@@ -403,4 +405,20 @@ func (w *RAGQAQuality) Outcome() Outcome {
 		o.Failed, o.Reasons = true, []string{fmt.Sprintf("cannot write %s: %v", w.output, w.writeErr)}
 	}
 	return o
+}
+
+// PlanStreams: one request at a time, the prefills and then the samples
+// (each sample is judged against its prefill, never beside another).
+func (w *RAGQAQuality) PlanStreams(load.Settings) StreamPlan {
+	return oneAtATime
+}
+
+// ragOptions are its settings (its rows in config), decoded once.
+type ragOptions struct {
+	Dataset         string   `setting:"rag_dataset"`
+	NumSamples      int      `setting:"rag_num_samples"`
+	MaxOutputLength int      `setting:"rag_max_output_length"`
+	DocAlignTokens  int      `setting:"rag_doc_align_tokens"`
+	TemplateKwargs  []string `setting:"rag_template_kwargs"`
+	Output          string   `setting:"rag_output"`
 }

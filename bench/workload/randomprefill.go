@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/kvbench/kvbench/bench/load"
@@ -13,8 +14,7 @@ import (
 )
 
 func init() {
-	Register(config.RandomPrefill, newRandomPrefill)
-	RegisterRebuildable(config.RandomPrefill)
+	Register(Kind{Name: config.RandomPrefill, New: newRandomPrefill, Rebuildable: true, Estimate: estimateRandomPrefill})
 }
 
 // RandomPrefill sends unique prompts all at once with max_tokens 1: every
@@ -29,10 +29,11 @@ type RandomPrefill struct {
 }
 
 func newRandomPrefill(ctx context.Context, p Params) (Workload, error) {
+	o := config.DecodeAs[rpOptions](p.Config)
 	return &RandomPrefill{
 		p:      p,
-		length: p.Config.Int("rp_request_length"),
-		n:      p.Config.Int("rp_num_requests"),
+		length: o.RequestLength,
+		n:      o.NumRequests,
 	}, nil
 }
 
@@ -127,4 +128,21 @@ func (w *RandomPrefill) PlanWarnings(_ context.Context, pc PlanCheck) []string {
 // fewer in flight.
 func (w *RandomPrefill) PlanStreams(ls load.Settings) StreamPlan {
 	return measuredStreams(ls, w.p.owned(w.n), "--rp-num-requests", expectedLatency(w.length, 1))
+}
+
+// estimateRandomPrefill sizes its plan from its settings.
+func estimateRandomPrefill(c *config.Config, tokensPerGB int) Plan {
+	o := config.DecodeAs[rpOptions](c)
+	// Prompts are built as they are dispatched: those in flight and
+	// the look-ahead are held at once (every one when all go at once).
+	n, l := float64(o.NumRequests), float64(o.RequestLength)
+	ls, _ := load.FromConfig(c) // an invalid load is refused later, naming its flag
+	held := math.Min(n, float64(measuredStreams(ls, int(min(n, math.MaxInt32)), "", expectedLatency(int(min(l, math.MaxInt32)), 1)).Streams)+lookAhead)
+	return Plan{Requests: n, Tokens: held * l, Flags: []string{"--rp-num-requests", "--rp-request-length"}}
+}
+
+// rpOptions are its settings (its rows in config), decoded once.
+type rpOptions struct {
+	RequestLength int `setting:"rp_request_length"`
+	NumRequests   int `setting:"rp_num_requests"`
 }

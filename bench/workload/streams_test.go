@@ -15,19 +15,6 @@ import (
 	"github.com/kvbench/kvbench/config"
 )
 
-// Every workload that holds more than one request in flight plans its
-// streams itself; the others send one at a time.
-var (
-	_ StreamPlanner = (*RandomPrefill)(nil)
-	_ StreamPlanner = (*LongDocQA)(nil)
-	_ StreamPlanner = (*LongDocPermutator)(nil)
-	_ StreamPlanner = (*CacheProbe)(nil)
-	_ StreamPlanner = (*ConcurrentExactness)(nil)
-	_ StreamPlanner = (*KVTierPressure)(nil)
-	_ StreamPlanner = (*MultiRoundChat)(nil)
-	_ StreamPlanner = (*TraceReplay)(nil)
-)
-
 func TestLittleStreams(t *testing.T) {
 	cases := []struct {
 		rate       float64
@@ -98,7 +85,7 @@ func TestPlannedStreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := PlannedStreams(w, ls)
+			got := w.PlanStreams(ls)
 			if got.Streams != c.want || got.Flag != c.flag {
 				t.Errorf("%s %v: planned %d streams (%s), want %d (%s)", c.workload, c.set, got.Streams, got.Flag, c.want, c.flag)
 			}
@@ -125,7 +112,7 @@ func TestKVTierPressurePlansItsStreams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return PlannedStreams(w, ls)
+		return w.PlanStreams(ls)
 	}
 	if got := plan(map[string]any{"ktp_num_inflight_requests": 12}); got.Streams != 12 || got.Flag != "--ktp-num-inflight-requests" {
 		t.Errorf("12 in flight: planned %+v", got)

@@ -25,8 +25,7 @@ import (
 )
 
 func init() {
-	Register(config.TraceReplay, newTraceReplay)
-	RegisterRebuildable(config.TraceReplay)
+	Register(Kind{Name: config.TraceReplay, New: newTraceReplay, Rebuildable: true})
 }
 
 // Prompt modes and their exactness (spec/trace.md).
@@ -43,7 +42,8 @@ const (
 // shared prefixes are exactly the trace's, and records per request the
 // hit the trace predicts next to the one the engine reported.
 type TraceReplay struct {
-	p Params
+	opts trOptions
+	p    Params
 
 	file        string
 	format      trace.Format
@@ -95,15 +95,17 @@ type traceAgg struct {
 
 func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 	c := p.Config
+	o := config.DecodeAs[trOptions](c)
 	w := &TraceReplay{
+		opts:        o,
 		p:           p,
-		file:        c.String("tr_file"),
-		engineBlock: c.Int("tr_engine_block_size"),
-		speedup:     c.Float("tr_speedup"),
-		start:       c.Int("tr_start"),
-		limit:       c.Int("tr_limit"),
-		maxInput:    c.Int("tr_max_input_tokens"),
-		ignoreEOS:   c.String("tr_output") == "trace",
+		file:        o.File,
+		engineBlock: o.EngineBlockSize,
+		speedup:     o.Speedup,
+		start:       o.Start,
+		limit:       o.Limit,
+		maxInput:    o.MaxInputTokens,
+		ignoreEOS:   o.Output == "trace",
 	}
 	if w.file == "" {
 		return nil, errors.New("--tr-file is required for --workload trace-replay")
@@ -111,7 +113,7 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 	if w.file == "-" {
 		return nil, errors.New("--tr-file - (stdin) is not accepted: the trace is read twice; give a file")
 	}
-	w.format = trace.Format(c.String("tr_format"))
+	w.format = trace.Format(o.Format)
 	if p.FromRecord {
 		// The shards' workload blocks say what the file and the engine
 		// said (AddShardBlock); the file itself may be anything by now.
@@ -127,12 +129,12 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 		}
 		w.format = f
 	}
-	w.block = c.Int("tr_block_size")
+	w.block = o.BlockSize
 	if w.block == 0 {
 		w.block = trace.DefaultBlockSize(w.format)
 	}
 	if p.TokensPerGB > 0 {
-		w.lruTokens = int(min(c.Float("kv_cache_volume")*float64(p.TokensPerGB), 1<<40))
+		w.lruTokens = int(min(p.Settings.KVCacheGB*float64(p.TokensPerGB), 1<<40))
 	}
 	ls, err := load.FromConfig(c)
 	if err != nil {
@@ -182,7 +184,7 @@ func newTraceReplay(ctx context.Context, p Params) (Workload, error) {
 // Every shard of a run draws the same blocks: an auto salt then derives
 // from what the shards share.
 func traceSalt(c *config.Config) string {
-	switch s := c.String("prompt_salt"); s {
+	switch s := c.Settings().PromptSalt; s {
 	case "none":
 		return ""
 	case "auto", "":
@@ -227,7 +229,7 @@ func (w *TraceReplay) validate() ([]int32, error) {
 	if err := r.Skip(w.start); err != nil {
 		return nil, err
 	}
-	skip := w.p.Config.Bool("tr_skip_invalid")
+	skip := w.opts.SkipInvalid
 	sh := w.p.shard()
 	owner := trace.NewOwner(sh.Index, sh.Count)
 	if sh.Count > 1 {
@@ -287,7 +289,7 @@ func (w *TraceReplay) validate() ([]int32, error) {
 // choosePromptMode learns what the engine can take and settles the mode
 // (spec/trace.md): exit 3 when the chosen mode cannot be made exact.
 func (w *TraceReplay) choosePromptMode(ctx context.Context) error {
-	want := w.p.Config.String("tr_prompt_mode")
+	want := w.opts.PromptMode
 	if w.p.Engine == nil {
 		return &UnavailableError{errors.New("trace replay needs the engine's /tokenize, and no engine is known")}
 	}
@@ -369,7 +371,7 @@ func (w *TraceReplay) verifyText(ctx context.Context, tk *tokenizer) error {
 	defer r.Close()
 	r.Skip(w.start)
 	r.PassOver(w.invalid.has)
-	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Config.Int("seed")), w.salt, 0)
+	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Settings.Seed), w.salt, 0)
 	checked := 0
 	for n := 0; checked < 3 && (w.limit == 0 || n < w.limit); n++ {
 		q, err := r.Next()
@@ -437,7 +439,7 @@ func (w *TraceReplay) Run(ctx context.Context, env Env) error {
 		return err
 	}
 	r.PassOver(w.invalid.has)
-	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Config.Int("seed")), w.salt, 0)
+	blocks := trace.NewBlocks(w.block, len(w.poolIDs), int64(w.p.Settings.Seed), w.salt, 0)
 	ex := trace.NewExpector(blocks, w.engineBlock, w.lruTokens)
 	env.Phase("measuring", w.replayable, w.scaled(w.traceSpan))
 
@@ -850,4 +852,19 @@ func (w *TraceReplay) PlanStreams(ls load.Settings) StreamPlan {
 	rate := float64(w.replayable) / span
 	n := min(littleStreams(rate, w.meanLatency, 1), w.replayable)
 	return StreamPlan{Streams: n, Flag: "--tr-speedup", Rate: rate, Latency: w.meanLatency}
+}
+
+// trOptions are its settings (its rows in config), decoded once.
+type trOptions struct {
+	File            string  `setting:"tr_file"`
+	Format          string  `setting:"tr_format"`
+	BlockSize       int     `setting:"tr_block_size"`
+	SkipInvalid     bool    `setting:"tr_skip_invalid"`
+	Speedup         float64 `setting:"tr_speedup"`
+	Start           int     `setting:"tr_start"`
+	Limit           int     `setting:"tr_limit"`
+	MaxInputTokens  int     `setting:"tr_max_input_tokens"`
+	Output          string  `setting:"tr_output"`
+	PromptMode      string  `setting:"tr_prompt_mode"`
+	EngineBlockSize int     `setting:"tr_engine_block_size"`
 }

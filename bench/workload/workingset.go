@@ -3,7 +3,6 @@ package workload
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/kvbench/kvbench/config"
 )
@@ -51,30 +50,6 @@ type WorkingSetter interface {
 	// tokens distinct prompt tokens hot, tokensPerGB converting to the
 	// GB figures its flags take, and says what it will send.
 	SizeWorkingSet(c *config.Config, tokens float64, tokensPerGB int) (WorkingSet, error)
-}
-
-var workingSetters = map[string]WorkingSetter{}
-
-// RegisterWorkingSetter marks a registered workload as sizable by a
-// working-set sweep.
-func RegisterWorkingSetter(name string, ws WorkingSetter) { workingSetters[name] = ws }
-
-// WorkingSetterOf is the named workload's WorkingSetter, ok false when
-// it has none.
-func WorkingSetterOf(name string) (WorkingSetter, bool) {
-	ws, ok := workingSetters[name]
-	return ws, ok
-}
-
-// WorkingSetWorkloads are the workloads a working-set sweep can size,
-// sorted.
-func WorkingSetWorkloads() []string {
-	out := make([]string, 0, len(workingSetters))
-	for n := range workingSetters {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // units is how many units of unit tokens make about tokens (at least

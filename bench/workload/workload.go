@@ -58,7 +58,9 @@ type HoldBacker interface {
 
 // Params are the resolved run-wide values a workload sizes itself from.
 type Params struct {
-	Config      *config.Config
+	Config *config.Config
+	// Settings are Config's general settings, decoded by New.
+	Settings    config.Settings
 	TokensPerGB int
 	Seed        int64
 	// Endpoint is the endpoint requests go to unless a workload needs a
@@ -119,7 +121,7 @@ func (e *UnavailableError) Error() string { return e.Err.Error() }
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Warmup reports whether warmup phases run (not --no-warmup).
-func (p Params) Warmup() bool { return !p.Config.Bool("no_warmup") }
+func (p Params) Warmup() bool { return !p.Settings.NoWarmup }
 
 // Outcome is what a workload reports when it has finished.
 type Outcome struct {
@@ -145,6 +147,11 @@ type Workload interface {
 	Run(ctx context.Context, env Env) error
 	// Outcome is called once after Run returned.
 	Outcome() Outcome
+	// PlanStreams is the most requests it holds in flight at once under
+	// the load ls, from its own settings (an in-flight setting, its
+	// concurrency levels, its sessions), the --max-concurrency cap and,
+	// for arrivals at a rate, Little's law.
+	PlanStreams(ls load.Settings) StreamPlan
 }
 
 // Observer is a workload whose outcome is built from the records of its
@@ -220,28 +227,15 @@ func idNumbers(id, prefix string, seps ...string) ([]int, bool) {
 // length): the caller's cancel stops it.
 type Factory func(ctx context.Context, p Params) (Workload, error)
 
-var factories = map[string]Factory{}
-
-// Register adds a workload factory; each workload file registers itself.
-func Register(name string, f Factory) { factories[name] = f }
-
-// rebuildable are the workloads merge rebuilds from a record.
-var rebuildable = map[string]bool{}
-
-// RegisterRebuildable marks a registered workload whose outcome kvbench
-// merge rebuilds from its record: it is an Observer and its factory
-// honours Params.FromRecord. Any other is never built from a record, so
-// no file its config names (a prompt file, a dataset) is opened then.
-func RegisterRebuildable(name string) { rebuildable[name] = true }
-
 // New validates the parameters and builds the named workload.
 func New(ctx context.Context, p Params) (Workload, error) {
-	name := p.Config.Workload()
-	f, ok := factories[name]
+	p.Settings = p.Config.Settings()
+	name := p.Settings.Workload
+	k, ok := kinds[name]
 	if !ok {
 		return nil, fmt.Errorf("--workload %q is not available", name)
 	}
-	if p.FromRecord && !rebuildable[name] {
+	if p.FromRecord && !k.Rebuildable {
 		return nil, fmt.Errorf("the outcome of %s is not rebuilt from its record", name)
 	}
 	if p.TokensPerGB > config.MaxTokensPerGB {
@@ -250,8 +244,5 @@ func New(ctx context.Context, p Params) (Workload, error) {
 	if err := CheckPlan(p.Config, p.TokensPerGB); err != nil {
 		return nil, err
 	}
-	return f(ctx, p)
+	return k.New(ctx, p)
 }
-
-// Registered reports whether a workload has an implementation.
-func Registered(name string) bool { _, ok := factories[name]; return ok }

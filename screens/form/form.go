@@ -125,10 +125,11 @@ func New(c *common.Common, cfg *config.Config) *Model {
 // then an offer to review the optional groups.
 func NewGuided(c *common.Common, cfg *config.Config) *Model {
 	m := newModel(c, cfg, true)
-	m.askURL = m.base.String("engine_url") == ""
-	m.askWorkload = m.base.Workload() == ""
+	set := m.base.Settings()
+	m.askURL = set.EngineURL == ""
+	m.askWorkload = set.Workload == ""
 	m.askBudget = m.base.NeedsTokensPerGB()
-	if m.askWorkload && m.base.Int("tokens_per_gb_kvcache") <= 0 && m.base.String("lmcache_url") == "" {
+	if m.askWorkload && set.TokensPerGB <= 0 && set.LMCacheURL == "" {
 		// The chosen workload decides whether the budget is needed.
 		m.askBudget = true
 	}
@@ -141,24 +142,25 @@ func newModel(c *common.Common, cfg *config.Config, guided bool) *Model {
 		cfg = config.Default()
 	}
 	base := cfg.Clone()
+	set := base.Settings()
 	m := &Model{
 		c: c, id: common.NewID(), base: base, guided: guided,
 		vals:        map[string]*string{},
 		bools:       map[string]*bool{},
-		engineURL:   base.String("engine_url"),
-		workload:    base.Workload(),
-		lmcacheURL:  base.String("lmcache_url"),
-		useLMCache:  base.String("lmcache_url") != "",
+		engineURL:   set.EngineURL,
+		workload:    set.Workload,
+		lmcacheURL:  set.LMCacheURL,
+		useLMCache:  set.LMCacheURL != "",
 		keys:        newKeys(c.KeyMap),
 		fileName:    "bench_config.json",
 		profileName: "",
 		ldp:         builtinLDPFactor(),
-		sweep:       newSweepAnswers(base.String("slo")),
+		sweep:       newSweepAnswers(set.Load.SLO),
 	}
 	if m.workload == "" {
 		m.workload = config.Workloads[0]
 	}
-	if n := base.Int("tokens_per_gb_kvcache"); n > 0 {
+	if n := set.TokensPerGB; n > 0 {
 		m.tokens = strconv.Itoa(n)
 	}
 	for _, f := range config.Fields {
@@ -316,10 +318,11 @@ func (m *Model) build() {
 		for _, f := range config.WorkloadFields(w) {
 			fields = append(fields, m.input(f.Key))
 		}
-		// A trace replay cannot start without its file: its settings
-		// are asked for even when the optional ones are skipped.
+		// A workload cannot start without its required settings (a
+		// trace replay's file): its settings are asked for even when the
+		// optional ones are skipped.
 		groups = append(groups, huh.NewGroup(fields...).Title(w+" settings").Description(config.WorkloadInfo[w]).
-			WithHideFunc(func() bool { return m.workload != w || (optional() && !m.needsTraceFile(w)) }))
+			WithHideFunc(func() bool { return m.workload != w || (optional() && !m.needsRequired(w)) }))
 	}
 
 	var general []huh.Field
@@ -346,11 +349,15 @@ func (m *Model) build() {
 	m.stage = stageForm
 }
 
-// needsTraceFile reports whether w is trace replay and its file is not
+// needsRequired reports whether one of w's required settings is not
 // given yet.
-func (m *Model) needsTraceFile(w string) bool {
-	v, ok := m.vals["tr_file"]
-	return w == config.TraceReplay && ok && strings.TrimSpace(*v) == ""
+func (m *Model) needsRequired(w string) bool {
+	for _, f := range config.WorkloadFields(w) {
+		if v, ok := m.vals[f.Key]; ok && f.Required && strings.TrimSpace(*v) == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // formHeight leaves a line for the inline error under the form.
@@ -411,14 +418,14 @@ func (m *Model) apply() (*config.Config, error) {
 			return c, err
 		}
 	}
-	if m.needsBudget() || m.base.String("lmcache_url") != "" || m.base.Int("tokens_per_gb_kvcache") > 0 {
+	if base := m.base.Settings(); m.needsBudget() || base.LMCacheURL != "" || base.TokensPerGB > 0 {
 		if m.useLMCache {
 			if err := setText("lmcache_url", strings.TrimSpace(m.lmcacheURL)); err != nil {
 				return c, err
 			}
 		} else {
-			if c.String("lmcache_url") != "" {
-				c.Set("lmcache_url", "")
+			if c.Settings().LMCacheURL != "" {
+				c.SetLMCacheURL("")
 			}
 			t := strings.TrimSpace(m.tokens)
 			if t == "" {
@@ -647,7 +654,7 @@ func (m *Model) updateSummary(k tea.KeyMsg) tea.Cmd {
 		if m.cfg == nil {
 			return nil
 		}
-		return common.Open(common.OpenDoctor{URL: m.cfg.String("engine_url")})
+		return common.Open(common.OpenDoctor{URL: m.cfg.Settings().EngineURL})
 	}
 	return nil
 }
@@ -827,7 +834,7 @@ func (m *Model) View() string {
 			errLine = m.errorLines(errs[0].Error())
 		}
 		head := st.Title.Render("Sweep") + st.Muted.Render(fmt.Sprintf(" · %s on %s: each cell an ordinary run",
-			m.cfg.Workload(), orText(m.cfg.String("engine_url"), "—")))
+			m.cfg.Workload(), orText(m.cfg.Settings().EngineURL, "—")))
 		return head + "\n\n" + lipgloss.NewStyle().MaxHeight(max(m.height-4, 3)).Render(m.sub.View()) + "\n" + errLine
 	}
 	return m.summaryView() + "\n\n" + m.actionsView()
@@ -891,29 +898,30 @@ func (m *Model) summaryView() string {
 		c, _ = m.apply()
 	}
 	type kv = [2]string
+	set := c.Settings()
 	rows := []kv{
-		{"engine", orText(c.String("engine_url"), "—")},
-		{"model", orText(c.String("model"), "auto-detect")},
+		{"engine", orText(set.EngineURL, "—")},
+		{"model", orText(set.Model, "auto-detect")},
 	}
-	if s := c.String("served_model_name"); s != "" {
+	if s := set.ServedModelName; s != "" {
 		rows = append(rows, kv{"served model name", s})
 	}
-	if s := c.String("api_key_env"); s != "" {
+	if s := set.APIKeyEnv; s != "" {
 		rows = append(rows, kv{"API key from", "$" + s})
 	}
 	rows = append(rows, kv{"workload", c.Workload()})
 	if config.NeedsTokensPerGB(c.Workload()) {
 		tpg := "—"
 		switch {
-		case c.String("lmcache_url") != "":
-			tpg = "from LMCache " + c.String("lmcache_url")
-		case c.Int("tokens_per_gb_kvcache") > 0:
-			tpg = strconv.Itoa(c.Int("tokens_per_gb_kvcache"))
-		case c.String("engine_url") == "builtin":
+		case set.LMCacheURL != "":
+			tpg = "from LMCache " + set.LMCacheURL
+		case set.TokensPerGB > 0:
+			tpg = strconv.Itoa(set.TokensPerGB)
+		case set.EngineURL == bench.BuiltinURL:
 			tpg = "from the built-in engine"
 		}
 		vol := format(field("kv_cache_volume"), c) + " GB"
-		if c.String("engine_url") == bench.BuiltinURL && !c.IsSet("kv_cache_volume") {
+		if set.EngineURL == bench.BuiltinURL && !set.KVCacheGBGiven {
 			// What the run will record: the built-in engine's own cache.
 			vol = strconv.FormatFloat(bench.BuiltinKVGB(), 'f', -1, 64) + " GB (the built-in engine's cache)"
 		}
@@ -938,11 +946,11 @@ func (m *Model) summaryView() string {
 		rows = append(rows, kv{"--" + f.Flag, v})
 	}
 	rows = append(rows, kv{"seed", format(field("seed"), c)})
-	if c.Bool("ignore_eos") {
+	if set.IgnoreEOS {
 		rows = append(rows, kv{"ignore EOS", "yes"})
 	}
-	rows = append(rows, kv{"output dir", orText(c.String("output_dir"), m.c.RunsDir)})
-	if s := c.String("name"); s != "" {
+	rows = append(rows, kv{"output dir", orText(set.OutputDir, m.c.RunsDir)})
+	if s := set.Name; s != "" {
 		rows = append(rows, kv{"run name", s})
 	}
 	for _, k := range advancedKeys {
@@ -980,13 +988,14 @@ func (m *Model) summaryView() string {
 // workloads use; a budget read from LMCache is only known at the start.
 func planRows(c *config.Config) [][2]string {
 	var rows [][2]string
-	tpg := c.Int("tokens_per_gb_kvcache")
-	vol := c.Float("kv_cache_volume")
-	if c.String("engine_url") == bench.BuiltinURL {
+	set := c.Settings()
+	tpg := set.TokensPerGB
+	vol := set.KVCacheGB
+	if set.EngineURL == bench.BuiltinURL {
 		if tpg <= 0 {
 			tpg = bench.BuiltinTokensPerGB()
 		}
-		if !c.IsSet("kv_cache_volume") {
+		if !set.KVCacheGBGiven {
 			vol = bench.BuiltinKVGB()
 		}
 	}
@@ -995,7 +1004,7 @@ func planRows(c *config.Config) [][2]string {
 		return [][2]string{{"plan", "sized when the run starts (tokens per GB from LMCache)"}}
 	}
 	sized := c.Clone()
-	sized.Set("kv_cache_volume", vol)
+	sized.SetKVCacheGB(vol)
 	if p, ok := workload.EstimatePlan(sized, tpg); ok {
 		rows = append(rows, [2]string{"requests", "≈ " + humanInt(p.Requests)},
 			[2]string{"prompt tokens", "≈ " + humanInt(p.Tokens)})

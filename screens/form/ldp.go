@@ -66,13 +66,14 @@ func (m *Model) ldpEstimate(words string) string {
 }
 
 // measureLDP asks the engine the form names for its tokens per word, once
-// per engine, when the workload is long-doc-permutator and the engine is
-// not the built-in one (whose figure is known).
+// per engine, when the workload counts pool words (long-doc-permutator)
+// and the engine is not the built-in one (whose figure is known).
 func (m *Model) measureLDP(c *config.Config) tea.Cmd {
-	if c == nil || c.Workload() != config.LongDocPermutator {
+	if c == nil || !countsPoolWords(c.Workload()) {
 		return nil
 	}
-	url := strings.TrimSpace(c.String("engine_url"))
+	set := c.Settings()
+	url := strings.TrimSpace(set.EngineURL)
 	if url == "" || url == bench.BuiltinURL {
 		m.ldp = builtinLDPFactor()
 		return nil
@@ -86,11 +87,8 @@ func (m *Model) measureLDP(c *config.Config) tea.Cmd {
 	}
 	m.ldp = builtinLDPFactor()
 	m.ldp.engine, m.ldp.asking = url, true
-	id, keyEnv, seed := m.id, c.String("api_key_env"), int64(c.Int("seed"))
-	model := c.String("served_model_name")
-	if model == "" {
-		model = c.String("model")
-	}
+	id, keyEnv, seed := m.id, set.APIKeyEnv, int64(set.Seed)
+	model := set.RequestModel()
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -126,4 +124,15 @@ func groupInt(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// countsPoolWords reports whether one of the workload's settings counts
+// pool words.
+func countsPoolWords(workload string) bool {
+	for _, f := range config.WorkloadFields(workload) {
+		if f.PoolWords {
+			return true
+		}
+	}
+	return false
 }

@@ -90,8 +90,9 @@ func (m *Model) tokensPerGB() int {
 	if m.cfg == nil {
 		return 0
 	}
-	t := m.cfg.Int("tokens_per_gb_kvcache")
-	if t == 0 && m.cfg.String("engine_url") == "builtin" {
+	set := m.cfg.Settings()
+	t := set.TokensPerGB
+	if t == 0 && set.EngineURL == bench.BuiltinURL {
 		t = bench.BuiltinTokensPerGB()
 	}
 	return t
@@ -118,7 +119,7 @@ func (m *Model) sweepOptions() (bsweep.Options, error) {
 		return o, fmt.Errorf("the run's settings are not valid yet")
 	}
 	cfg := m.cfg.Clone()
-	if err := cfg.SetString("slo", strings.TrimSpace(a.slo)); err != nil {
+	if err := cfg.SetSLO(strings.TrimSpace(a.slo)); err != nil {
 		return o, err
 	}
 	values, err := parseList(a.kind, a.list, m.tokensPerGB())

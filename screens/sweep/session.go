@@ -42,7 +42,7 @@ func NewSession(o bsweep.Options) *Session {
 func InfoOf(o bsweep.Options) Info {
 	info := Info{Workload: o.Config.Workload(), Dimension: o.Dimension, Values: o.Values, Search: o.Search,
 		MaxCells: o.MaxCells}
-	if slo, _ := load.ParseSLO(o.Config.String("slo")); slo != nil {
+	if slo, _ := load.ParseSLO(o.Config.Settings().Load.SLO); slo != nil {
 		g := o.GoodputTarget
 		info.SLO, info.GoodputTarget, info.TTFTSLOms = true, &g, slo.Millis().TTFTms
 	}
