@@ -455,40 +455,55 @@ func (m *Model) panelHeight() int {
 }
 
 func (m *Model) chartHeight() int {
-	a := m.avail()
-	switch {
-	case a < minChartLines:
-		return 0
-	case a < minChartLines+minLogLines+1:
-		return min(a, maxChartLines)
-	}
-	return min(max(a/2, minChartLines+1), maxChartLines, a-minLogLines)
+	c, _ := m.layout()
+	return c
 }
 
-// Hit ratio chart heights: 3 rows of graph and the time axis inside the
+// Hit ratio chart heights: 2 rows of graph and the time axis inside the
 // border at least, 8 rows of graph at most.
 const (
-	minHitLines = 6
+	minHitLines = 5
 	maxHitLines = 11
 )
 
 // hitHeight is the height of the hit ratio panel under the charts (0
-// when the series has no token counts or there is no room). It takes
-// its rows from the log, which keeps minLogLines when it can; when it
-// cannot the log is folded away, as it is for the charts, unless the log
-// has the focus.
+// when the series has no token counts or there is no room).
 func (m *Model) hitHeight() int {
-	if !m.charts.hasHits || m.chartHeight() < minChartLines {
-		return 0
+	_, h := m.layout()
+	return h
+}
+
+// layout is the heights of the chart row and of the hit ratio panel
+// under it. The hit ratio takes its rows from the log, which keeps
+// minLogLines when it can; when it cannot the log is folded away, as it
+// is for the charts (and the chart row shrinks to its smallest if need
+// be), unless the log has the focus.
+func (m *Model) layout() (charts, hits int) {
+	a := m.avail()
+	ch := 0
+	switch {
+	case a < minChartLines:
+		return 0, 0
+	case a < minChartLines+minLogLines+1:
+		ch = min(a, maxChartLines)
+	default:
+		ch = min(max(a/2, minChartLines+1), maxChartLines, a-minLogLines)
 	}
-	rest := m.avail() - m.chartHeight()
+	if !m.charts.hasHits {
+		return ch, 0
+	}
+	rest := a - ch
 	switch {
 	case rest >= minHitLines+minLogLines:
-		return min(max(rest/3, minHitLines), maxHitLines, rest-minLogLines)
-	case rest >= minHitLines && !m.logFocus:
-		return rest
+		return ch, min(max(rest/2, minHitLines), maxHitLines, rest-minLogLines)
+	case m.logFocus:
+		return ch, 0
+	case rest >= minHitLines:
+		return ch, rest
+	case a-minChartLines >= minHitLines:
+		return a - minHitLines, minHitLines
 	}
-	return 0
+	return ch, 0
 }
 
 func (m *Model) logHeight() int {
