@@ -144,7 +144,7 @@ func (c *Collector) Add(r *sender.Result) {
 	c.addCache(r)
 	c.hits = append(c.hits, hitEntryOf(r, submit, finish))
 
-	e := entry{ttftMs: float32(math.NaN()), failed: !r.Successful}
+	e := newEntry(r)
 	if !r.Successful {
 		c.failed++
 		if r.CacheState != sender.StateCold && r.CacheState != sender.StateReused {
@@ -171,7 +171,7 @@ func (c *Collector) Add(r *sender.Result) {
 	in, out := inputTokens(r), outputTokens(r)
 	c.inTokens = addCount(c.inTokens, in)
 	c.outTokens = addCount(c.outTokens, out)
-	e.in, e.out = int32(min(in, math.MaxInt32)), int32(min(out, math.MaxInt32))
+	e.out = int32(min(out, math.MaxInt32))
 	c.series.add(submit, finish, e)
 	c.addLatency(r)
 }

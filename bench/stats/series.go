@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/kvbench/kvbench/bench/sender"
 )
 
 // SeriesWindow is how many completed seconds Snapshot.Series keeps.
@@ -12,7 +14,8 @@ const SeriesWindow = 600
 // seriesExact is how many completed seconds keep their results' entries,
 // to be bucketed again should the origin move; older seconds keep only
 // their point, so the series holds a minute of entries whatever the rate
-// (at 10,000 requests/s, 14 MB rather than 144 MB for the window). An
+// (an entry is 24 bytes: at 10,000 requests/s, 14 MB rather than 144 MB
+// for the window). An
 // origin moving after that (a request submitted before the first one
 // that finished, and still running a minute later) leaves the older
 // points where they were.
@@ -32,15 +35,53 @@ type Point struct {
 	// successful requests that finished in this second (tokens per second,
 	// since the bucket is one second wide).
 	InputTPS, OutputTPS float64
+	// PromptTokens and CachedTokens total the requests (failed ones too)
+	// with valid counts, cached no more than prompt, as the summary's
+	// series does; both 0 when none reported them.
+	PromptTokens, CachedTokens int
 }
 
-// entry is what a bucket keeps of a measured result.
+// HitRatio is the second's cached / prompt tokens; false when no
+// request that finished in it reported its counts (or every prompt was
+// empty).
+func (p Point) HitRatio() (float64, bool) {
+	if p.PromptTokens <= 0 {
+		return 0, false
+	}
+	return float64(p.CachedTokens) / float64(p.PromptTokens), true
+}
+
+// entry is what a bucket keeps of a measured result, in 24 bytes (the
+// window's memory above): a failed request is one whose out is -1.
 type entry struct {
 	at     time.Duration // finish, from the series anchor
 	ttftMs float32       // NaN: none
-	in     int32
-	out    int32
-	failed bool
+	in     int32         // prompt tokens (inputTokens)
+	out    int32         // output tokens; -1: the request failed
+	cached int32         // cached tokens; -1: no valid counts
+}
+
+// newEntry is r's entry without its finish, TTFT and output tokens
+// (the collector sets those of a successful request).
+func newEntry(r *sender.Result) entry {
+	e := entry{ttftMs: float32(math.NaN()), in: int32(min(inputTokens(r), math.MaxInt32)), cached: -1}
+	if !r.Successful {
+		e.out = -1
+	}
+	if p, k := r.PromptTokens, r.CachedTokens; p != nil && k != nil && validCount(*p) && validCount(*k) && *k <= *p {
+		e.cached = int32(min(*k, math.MaxInt32))
+	}
+	return e
+}
+
+func (e entry) failed() bool { return e.out < 0 }
+
+// hits counts e's prompt and cached tokens in p when it has them.
+func (p *Point) hits(e entry) {
+	if e.cached >= 0 {
+		p.PromptTokens = addCount(p.PromptTokens, int(e.in))
+		p.CachedTokens = addCount(p.CachedTokens, int(e.cached))
+	}
 }
 
 type bucket struct {
@@ -109,7 +150,8 @@ func (s *series) place(e entry) {
 // the maximum, not in the median.
 func (p *Point) fold(e entry) {
 	p.Requests++
-	if e.failed {
+	p.hits(e)
+	if e.failed() {
 		p.Failed++
 		return
 	}
@@ -171,7 +213,8 @@ func summarise(sec int, es []entry) Point {
 	p := Point{Second: sec, Requests: len(es)}
 	ttfts := make([]float64, 0, len(es))
 	for _, e := range es {
-		if e.failed {
+		p.hits(e)
+		if e.failed() {
 			p.Failed++
 			continue
 		}

@@ -23,6 +23,11 @@ import (
 type chartData struct {
 	ttftP50, ttftMax []float64
 	outTPS, inTPS    []float64
+	// hits is each second's hit ratio (%), NaN in a second without token
+	// counts; hasHits when any second has one (the chart is drawn only
+	// then: an engine that reports no cached tokens has no such chart).
+	hits    []float64
+	hasHits bool
 	// first and last are the seconds (from the first measured submit)
 	// of the first and the last point, for the time axis.
 	first, last int
@@ -37,6 +42,7 @@ func seriesData(series []stats.Point) chartData {
 		ttftMax: make([]float64, len(series)),
 		outTPS:  make([]float64, len(series)),
 		inTPS:   make([]float64, len(series)),
+		hits:    make([]float64, len(series)),
 	}
 	for i, p := range series {
 		d.ttftP50[i], d.ttftMax[i] = p.TTFTP50ms, p.TTFTMaxms
@@ -45,6 +51,10 @@ func seriesData(series []stats.Point) chartData {
 			d.ttftP50[i], d.ttftMax[i] = math.NaN(), math.NaN()
 		}
 		d.outTPS[i], d.inTPS[i] = p.OutputTPS, p.InputTPS
+		d.hits[i] = math.NaN()
+		if r, ok := p.HitRatio(); ok {
+			d.hits[i], d.hasHits = 100*min(max(r, 0), 1), true
+		}
 	}
 	if n := len(series); n > 0 {
 		d.key = fmt.Sprintf("%d:%d", n, series[n-1].Second)
@@ -249,6 +259,54 @@ func fmtSeconds(sec int) string {
 		return fmt.Sprintf("%ds", sec)
 	}
 	return fmtDuration(time.Duration(sec) * time.Second)
+}
+
+// drawHits draws the hit ratio per second (%) in w x h cells: a step
+// line of braille dots (four steps a row, so 90 and 70 differ on a short
+// chart) from 0 to 100 % with its own labels, and the time axis in the
+// last row. Its seconds are the other charts' (the newest at the right
+// edge of a long run, one column each).
+func drawHits(s *theme.Styles, w, h int, d chartData, empty string) string {
+	const lw = 3 // "100"
+	x0 := lw + 1
+	gw, ch := w-x0-1, h-1
+	if gw < 4 || ch < 2 {
+		return ""
+	}
+	v, from := d.hits, d.first
+	if len(v) == 0 {
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s.Muted.Render(truncate(empty, w)))
+	}
+	if len(v) > gw {
+		v, from = v[len(v)-gw:], d.last-gw+1
+	}
+	if len(v) == 1 {
+		v = []float64{v[0], v[0]}
+	}
+	g := plot{gw: gw, gh: ch, n: len(v), top: 100}
+	dots := runes.NewPatternDotsGrid(2*gw, 4*ch)
+	for _, run := range steps(v, g.dot) {
+		for _, p := range run {
+			dots.Set(p.X, p.Y)
+		}
+	}
+	half := g.dot(0, 50).Y / 4 // the row 50 % is drawn in
+	var b strings.Builder
+	for row, cells := range dots.BraillePatterns() {
+		label := ""
+		switch row {
+		case 0:
+			label = "100"
+		case ch - 1:
+			label = "0"
+		case half:
+			label = "50"
+		}
+		line := strings.TrimRight(strings.ReplaceAll(string(cells), string(rune(runes.BrailleBlockOffset)), " "), " ")
+		b.WriteString(s.ChartLabel.Render(fmt.Sprintf("%*s", lw, label)) + s.ChartAxis.Render("│") + s.SeriesA.Render(line) + "\n")
+	}
+	b.WriteString(timeAxis(s, w, x0, gw, from, d.last))
+	return b.String()
 }
 
 // legend names the two lines by their strokes and colours.

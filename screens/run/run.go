@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -77,6 +78,7 @@ type Model struct {
 	ttftChart string
 	outChart  string // output tok/s
 	inChart   string // input tok/s, on a terminal wide enough for three charts
+	hitChart  string // hit ratio per second, when the series has token counts
 	chartKey  string
 
 	finished    bool
@@ -299,7 +301,12 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 			func() tea.Msg { return stopMsg{id: id} },
 			dialog.CtrlC("stop now", func() tea.Msg { return abortMsg{id: id} })))
 	case key.Matches(k, m.keys.Focus):
+		hh := m.hitHeight()
 		m.logFocus = !m.logFocus
+		if m.hitHeight() != hh {
+			// On a short screen the focused log takes the hit chart's rows.
+			m.redrawCharts()
+		}
 		return nil
 	case m.finished && key.Matches(k, m.keys.Open) && m.info.Dir != "":
 		return common.Open(common.OpenRunDetail{Dir: m.info.Dir})
@@ -397,10 +404,10 @@ func (m *Model) finish(f bench.Finish) tea.Cmd {
 }
 
 func (m *Model) setSnapshot(s bench.Snapshot) {
-	before := m.chartHeight()
+	before, hitsBefore := m.chartHeight(), m.hitHeight()
 	m.snap = s
 	d := seriesData(s.Series)
-	if d.key != m.charts.key || m.chartHeight() != before {
+	if d.key != m.charts.key || m.chartHeight() != before || m.hitHeight() != hitsBefore {
 		// A new second, or panels grown for a warning.
 		m.charts = d
 		m.redrawCharts()
@@ -448,18 +455,59 @@ func (m *Model) panelHeight() int {
 }
 
 func (m *Model) chartHeight() int {
+	c, _ := m.layout()
+	return c
+}
+
+// Hit ratio chart heights: 2 rows of graph and the time axis inside the
+// border at least, 8 rows of graph at most.
+const (
+	minHitLines = 5
+	maxHitLines = 11
+)
+
+// hitHeight is the height of the hit ratio panel under the charts (0
+// when the series has no token counts or there is no room).
+func (m *Model) hitHeight() int {
+	_, h := m.layout()
+	return h
+}
+
+// layout is the heights of the chart row and of the hit ratio panel
+// under it. The hit ratio takes its rows from the log, which keeps
+// minLogLines when it can; when it cannot the log is folded away, as it
+// is for the charts (and the chart row shrinks to its smallest if need
+// be), unless the log has the focus.
+func (m *Model) layout() (charts, hits int) {
 	a := m.avail()
+	ch := 0
 	switch {
 	case a < minChartLines:
-		return 0
+		return 0, 0
 	case a < minChartLines+minLogLines+1:
-		return min(a, maxChartLines)
+		ch = min(a, maxChartLines)
+	default:
+		ch = min(max(a/2, minChartLines+1), maxChartLines, a-minLogLines)
 	}
-	return min(max(a/2, minChartLines+1), maxChartLines, a-minLogLines)
+	if !m.charts.hasHits {
+		return ch, 0
+	}
+	rest := a - ch
+	switch {
+	case rest >= minHitLines+minLogLines:
+		return ch, min(max(rest/2, minHitLines), maxHitLines, rest-minLogLines)
+	case m.logFocus:
+		return ch, 0
+	case rest >= minHitLines:
+		return ch, rest
+	case a-minChartLines >= minHitLines:
+		return a - minHitLines, minHitLines
+	}
+	return ch, 0
 }
 
 func (m *Model) logHeight() int {
-	return max(m.avail()-m.chartHeight(), 0)
+	return max(m.avail()-m.chartHeight()-m.hitHeight(), 0)
 }
 
 // threeCharts is the narrowest terminal that shows input tok/s in a
@@ -483,7 +531,7 @@ func (m *Model) redrawCharts() {
 	h := m.chartHeight()
 	m.chartKey = ""
 	if h < minChartLines || m.width < 20 {
-		m.ttftChart, m.outChart, m.inChart = "", "", ""
+		m.ttftChart, m.outChart, m.inChart, m.hitChart = "", "", "", ""
 		return
 	}
 	a, b, c := m.chartWidths()
@@ -495,7 +543,32 @@ func (m *Model) redrawCharts() {
 	if c > 0 {
 		m.inChart = drawChart(m.c.Styles, c-fw, fh, m.charts.inTPS, nil, m.charts.first, m.charts.last, waiting)
 	}
+	m.hitChart = ""
+	if hh := m.hitHeight(); hh > 0 {
+		m.hitChart = drawHits(m.c.Styles, m.width-fw, hh-p.GetVerticalFrameSize(), m.charts, waiting)
+	}
 }
+
+// hitTitle is the hit ratio panel's title in a panel w cells wide, with
+// the latest second's ratio when there is room.
+func (m *Model) hitTitle(w int) string {
+	st := m.c.Styles
+	t := st.PanelTitle.Render(hitName)
+	for i := len(m.charts.hits) - 1; i >= 0; i-- {
+		if v := m.charts.hits[i]; !math.IsNaN(v) {
+			for _, f := range []string{fmt.Sprintf(" · cached / prompt tokens · last %.0f %%", v), fmt.Sprintf(" · last %.0f %%", v)} {
+				if lipgloss.Width(t+f) <= w-4 {
+					return t + st.Muted.Render(f)
+				}
+			}
+			break
+		}
+	}
+	return t
+}
+
+// hitName names the hit ratio chart, as the explorer's Charts tab does.
+const hitName = "Hit ratio per second (%)"
 
 // outTitle is the output chart's title in a panel w cells wide, with
 // the latest input rate when input has no chart of its own (shorter
@@ -589,6 +662,9 @@ func (m *Model) draw() string {
 			blocks = append(blocks, panel(st.Panel, st.PanelTitle.Render("input tok/s"), m.inChart, c, h))
 		}
 		charts = beside(blocks...)
+		if hh := m.hitHeight(); hh > 0 {
+			charts += "\n" + panel(st.Panel, m.hitTitle(m.width), m.hitChart, m.width, hh)
+		}
 	}
 	parts := []string{header}
 	if charts != "" {
@@ -942,13 +1018,21 @@ func (m *Model) finishedView() string {
 	}
 	// Room on the right: the final charts, the cache and the log.
 	ch := min(max((h-4)/2, minChartLines), 14)
-	right := strings.Join([]string{
+	fw, fh := st.Panel.GetHorizontalFrameSize(), st.Panel.GetVerticalFrameSize()
+	blocks := []string{
 		panel(st.Panel, legend(st, "TTFT ms", "p50", "max"),
-			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.ttftP50, m.charts.ttftMax, m.charts.first, m.charts.last, noSecond), rest, ch),
+			drawChart(st, rest-fw, ch-fh, m.charts.ttftP50, m.charts.ttftMax, m.charts.first, m.charts.last, noSecond), rest, ch),
 		panel(st.Panel, m.outTitle(rest, true),
-			drawChart(st, rest-st.Panel.GetHorizontalFrameSize(), ch-st.Panel.GetVerticalFrameSize(), m.charts.outTPS, nil, m.charts.first, m.charts.last, noSecond), rest, ch),
-		m.logView(rest, max(h-2*ch, 3)),
-	}, "\n")
+			drawChart(st, rest-fw, ch-fh, m.charts.outTPS, nil, m.charts.first, m.charts.last, noSecond), rest, ch),
+	}
+	logH := max(h-2*ch, 3)
+	// The hit ratio per second between the charts and the log, when the
+	// series has token counts and the log keeps 3 rows.
+	if hh := min(ch, h-2*ch-3); m.charts.hasHits && hh >= minHitLines {
+		blocks = append(blocks, panel(st.Panel, m.hitTitle(rest), drawHits(st, rest-fw, hh-fh, m.charts, noSecond), rest, hh))
+		logH -= hh
+	}
+	right := strings.Join(append(blocks, m.logView(rest, logH)), "\n")
 	return head + "\n" + beside(sum, right)
 }
 
