@@ -291,7 +291,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		streams: plan,
 		gate:    load.NewGate(ls, now),
 		tracker: load.NewTracker(ls),
-		timing:  overload.NewTiming(&overload.SystemClock{}, overload.RuntimeSched()),
+		timing:  overload.NewTiming(overload.WakeClock(), overload.RuntimeSched()),
 	}
 	r.stats.SetPercentiles(p.Config.Percentiles())
 	runKey := ""
