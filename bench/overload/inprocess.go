@@ -2,6 +2,8 @@ package overload
 
 import (
 	"encoding/binary"
+	"io"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -29,7 +31,7 @@ func InProcessClock() Clock { return &pipeClock{} }
 type pipeClock struct {
 	SystemClock // Now, and Sleep where Wake cannot run
 	once        sync.Once
-	r, w        *os.File
+	r, w        conn
 	base        time.Time
 	buf         [8]byte
 	// after is time.AfterFunc (tests delay the timer).
@@ -42,9 +44,7 @@ type pipeClock struct {
 func (c *pipeClock) Wake(d time.Duration, stop <-chan struct{}) (time.Duration, bool) {
 	c.once.Do(func() {
 		c.base = time.Now()
-		if r, w, err := os.Pipe(); err == nil {
-			c.r, c.w = r, w
-		}
+		c.r, c.w = connPair()
 	})
 	if c.r == nil {
 		// No pipe: how late a Go timer wakes.
@@ -70,7 +70,7 @@ func (c *pipeClock) Wake(d time.Duration, stop <-chan struct{}) (time.Duration, 
 		_, _ = w.Write(b[:])
 	})
 	_ = c.r.SetReadDeadline(time.Now().Add(d + time.Second))
-	n, err := c.r.Read(c.buf[:])
+	n, err := io.ReadFull(c.r, c.buf[:])
 	late := time.Since(c.base) - time.Duration(binary.LittleEndian.Uint64(c.buf[:]))
 	if err != nil || n != len(c.buf) {
 		t.Stop()
@@ -83,6 +83,44 @@ func (c *pipeClock) Wake(d time.Duration, stop <-chan struct{}) (time.Duration, 
 		return 0, false
 	}
 	return max(late, 0), true
+}
+
+// conn is one end of the probe's connection.
+type conn interface {
+	io.ReadWriteCloser
+	SetReadDeadline(time.Time) error
+}
+
+// connPair is a loopback TCP connection, as the built-in engine's, or a
+// pipe; nil, nil when neither can be made.
+func connPair() (r, w conn) {
+	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
+		defer ln.Close()
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			a, _ := ln.Accept()
+			accepted <- a
+		}()
+		d, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+		if err == nil {
+			if a := <-accepted; a != nil {
+				if t, ok := a.(*net.TCPConn); ok {
+					_ = t.SetNoDelay(true)
+				}
+				return d, a
+			}
+			d.Close()
+		} else {
+			ln.Close() // ends the Accept
+			if a := <-accepted; a != nil {
+				a.Close()
+			}
+		}
+	}
+	if pr, pw, err := os.Pipe(); err == nil {
+		return pr, pw
+	}
+	return nil, nil
 }
 
 func (c *pipeClock) close() {

@@ -103,41 +103,56 @@ func (c *timerfdClock) close() {
 // there were (0 of n on a kernel without custom slices, which accepts
 // the request and ignores it, or one that refuses it).
 func AskShortSlice(d time.Duration) (set, threads int) {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return 0, 0
-	}
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
+	// A thread not yet asked may start a thread while the list is read,
+	// which then has the old slice: read it again until a pass finds
+	// every thread done.
+	done := map[int]bool{}
+	for range 5 {
+		ents, err := os.ReadDir("/proc/self/task")
 		if err != nil {
-			continue
+			break
 		}
-		threads++
-		if askSlice(tid, d) {
-			set++
+		fresh := false
+		for _, e := range ents {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil || done[tid] {
+				continue
+			}
+			fresh = true
+			done[tid] = true
+			ok, gone := askSlice(tid, d)
+			if !gone {
+				threads++
+			}
+			if ok {
+				set++
+			}
+		}
+		if !fresh || set == 0 {
+			break
 		}
 	}
 	return set, threads
 }
 
 // askSlice sets thread tid's slice to d, keeping its policy (only
-// SCHED_OTHER), nice value and reset-on-fork flag; true when the kernel
-// reports the slice back.
-func askSlice(tid int, d time.Duration) bool {
+// SCHED_OTHER), nice value and reset-on-fork flag; ok when the kernel
+// reports the slice back, gone when the thread has ended.
+func askSlice(tid int, d time.Duration) (ok, gone bool) {
 	attr, err := unix.SchedGetAttr(tid, 0)
 	if err != nil || attr.Policy != unix.SCHED_NORMAL {
-		return false
+		return false, errors.Is(err, unix.ESRCH)
 	}
 	want := uint64(d.Nanoseconds())
 	if attr.Runtime != want {
 		attr.Size = unix.SizeofSchedAttr
 		attr.Runtime = want
 		attr.Flags &= unix.SCHED_FLAG_RESET_ON_FORK
-		if unix.SchedSetAttr(tid, attr, 0) != nil {
-			return false
+		if err := unix.SchedSetAttr(tid, attr, 0); err != nil {
+			return false, errors.Is(err, unix.ESRCH)
 		}
 	}
-	return threadSlice(tid) == d
+	return threadSlice(tid) == d, false
 }
 
 // threadSlice is thread tid's scheduler slice as the kernel reports it
