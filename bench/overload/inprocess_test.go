@@ -93,3 +93,20 @@ func TestInProcessProbeSeesABusyClient(t *testing.T) {
 		t.Fatalf("a client with its P kept busy: probe p99 %v ms over %d wakes, judged %+v", *f.ProbeP99Ms, f.ProbeSamples, r)
 	}
 }
+
+// BenchmarkInProcessProbe is the built-in engine's probe's own cost: one
+// op is one 1 ms wake (a timer, a loopback write, a read).
+// go test ./bench/overload -run '^$' -bench InProcessProbe -benchtime 5000x
+func BenchmarkInProcessProbe(b *testing.B) {
+	stop := make(chan struct{})
+	c := InProcessClock().(*pipeClock)
+	n := 0
+	c.after = func(d time.Duration, f func()) *time.Timer {
+		if n++; n > b.N {
+			close(stop)
+		}
+		return time.AfterFunc(d, f)
+	}
+	tm := NewTiming(c, RuntimeSched())
+	reportProbeCost(b, func() { tm.Run(stop) })
+}
