@@ -295,7 +295,7 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		streams: plan,
 		gate:    load.NewGate(ls, now),
 		tracker: load.NewTracker(ls),
-		timing:  overload.NewTiming(&overload.SystemClock{}, overload.RuntimeSched()),
+		timing:  overload.NewTiming(probeClock(p), overload.RuntimeSched()),
 	}
 	r.stats.SetPercentiles(p.Config.Percentiles())
 	runKey := ""
@@ -872,6 +872,16 @@ func (r *Runner) Overload() overload.Result {
 	res := r.overload
 	res.Reasons = append([]string{}, res.Reasons...)
 	return res
+}
+
+// probeClock is what the timing probe wakes on: the built-in engine's
+// path (a timer's goroutine writing to the reader) when the engine is in
+// the process, a kernel event like a socket's otherwise.
+func probeClock(p *Prepared) overload.Clock {
+	if p.Builtin() {
+		return overload.InProcessClock()
+	}
+	return overload.WakeClock()
 }
 
 // finalOverload judges the run on the monitor's last figures and the

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// realTime does nothing outside Linux.
+func realTime() {}
