@@ -118,66 +118,104 @@ type Snapshot struct {
 	ExpectedHitRatioLRU *float64
 }
 
-// Runner runs one benchmark.
+// Runner runs one benchmark. It composes the parts below, each with one
+// job; their fields and methods are the Runner's own through embedding.
 type Runner struct {
-	log    *slog.Logger // the debug log (--log-file)
+	engineLink
+	runFiles
+	eventStream
+	liveFigures
+	dispatch
+	overloadMonitor
+
+	log   *slog.Logger // the debug log (--log-file)
+	wl    workload.Workload
+	stats *stats.Collector
+
+	cacheReset *string  // what dropped the engine's cache (--reset-cache), nil when not asked
+	warnings   []string // what the workload's plan check found, before the first request
+}
+
+// engineLink is the run's hold on the engine: the resolved setup (which
+// owns the built-in engine, when there is one) and the HTTP client the
+// requests go out through.
+type engineLink struct {
 	prep   *Prepared
 	client *sender.Client
-	wl     workload.Workload
-	stats  *stats.Collector
-	rec    *record.Writer
-	now    func() time.Time
+}
 
-	events  chan Event
-	dropped atomic.Int64
-
-	inflight  atomic.Int64
-	sent      atomic.Int64
-	phaseDone atomic.Int64
-
-	mu         sync.Mutex
-	phase      string
-	phaseTotal int
-	phaseStart time.Time
-	phaseLen   time.Duration
-	started    time.Time
-	cpuPct     float64
-	warning    string
-	note       string
-	finished   bool
-
-	reqCtx    context.Context
-	reqCancel context.CancelFunc
-	appendErr atomic.Int64
-	// stopDispatch ends the workload's dispatch (a failed record write);
-	// requests in flight still finish.
-	stopDispatch context.CancelFunc
-
-	expected expectedHits // trace replay's predicted hits so far (guarded by mu)
-
-	monitorEvery time.Duration    // CPU and overload sampling period (tests shorten it)
-	probe        overload.Probe   // the overload detector's readings (tests fake them)
-	timing       *overload.Timing // the timing-error probe (tests give it their clock)
-	overload     overload.Result  // the detector's conclusion so far (guarded by mu)
-	ovFigures    overload.Figures // what it was judged on (guarded by mu)
+// runFiles are the run folder's writers: the record (config.json,
+// requests.jsonl, the CSV, the summary) and the engine's metrics samples.
+type runFiles struct {
+	rec       *record.Writer
+	appendErr atomic.Int64 // failed appends to requests.jsonl
 
 	metricsURL  string
 	metricsFile *os.File
 	sampler     *metrics.Sampler
-	measuring   bool // the measured phase has started (guarded by mu)
+}
 
-	shard       config.Shard
-	startAt     time.Time       // --start-at, zero when not given
-	runCtx      context.Context // Run's context, for the wait for startAt
-	firstSubmit float64         // first measured submit, Unix seconds (guarded by mu)
-	load        load.Settings
-	gate        *load.Gate // nil: the workload's own schedule, uncapped
-	tracker     *load.Tracker
-	released    sync.Map            // *sender.Request -> load.Ticket, released ahead of Send
-	salt        *PromptSalt         // --prompt-salt, applied to every request sent
-	cacheReset  *string             // what dropped the engine's cache (--reset-cache), nil when not asked
-	warnings    []string            // what the workload's plan check found, before the first request
-	streams     workload.StreamPlan // requests in flight at once, as planned: connections opened ahead
+// eventStream is what the front-ends are told as the run goes, stamped
+// with the run's clock.
+type eventStream struct {
+	now     func() time.Time
+	events  chan Event
+	dropped atomic.Int64 // request events the consumer was too slow for
+}
+
+// liveFigures are the run's state as Snapshot shows it; the counters are
+// atomic, the rest is guarded by mu.
+type liveFigures struct {
+	inflight  atomic.Int64
+	sent      atomic.Int64
+	phaseDone atomic.Int64
+
+	mu          sync.Mutex
+	phase       string
+	phaseTotal  int
+	phaseStart  time.Time
+	phaseLen    time.Duration
+	started     time.Time
+	cpuPct      float64
+	warning     string
+	note        string
+	finished    bool
+	measuring   bool    // the measured phase has started
+	firstSubmit float64 // first measured submit, Unix seconds
+
+	expected  expectedHits     // trace replay's predicted hits so far
+	overload  overload.Result  // the detector's conclusion so far
+	ovFigures overload.Figures // what it was judged on
+}
+
+// dispatch is how requests go out: the load settings and their gate,
+// the delivered-load tracker, the shard and its start, the salt, and the
+// contexts that stop dispatch and the requests in flight.
+type dispatch struct {
+	load     load.Settings
+	gate     *load.Gate // nil: the workload's own schedule, uncapped
+	tracker  *load.Tracker
+	released sync.Map            // *sender.Request -> load.Ticket, released ahead of Send
+	salt     *PromptSalt         // --prompt-salt, applied to every request sent
+	streams  workload.StreamPlan // requests in flight at once, as planned: connections opened ahead
+
+	shard   config.Shard
+	startAt time.Time       // --start-at, zero when not given
+	runCtx  context.Context // Run's context, for the wait for startAt
+
+	reqCtx    context.Context
+	reqCancel context.CancelFunc
+	// stopDispatch ends the workload's dispatch (a failed record write);
+	// requests in flight still finish.
+	stopDispatch context.CancelFunc
+}
+
+// overloadMonitor is how the client overload detector reads the
+// machine: its sampling period and probes.
+type overloadMonitor struct {
+	monitorEvery time.Duration    // CPU and overload sampling period (tests shorten it)
+	probe        overload.Probe   // the overload detector's readings (tests fake them)
+	timing       *overload.Timing // the timing-error probe (tests give it their clock)
 }
 
 // New builds the workload (validating its settings), returns a failed
@@ -280,22 +318,22 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		MaxResponseBytes: int64(set.MaxResponseBytes),
 	})
 	r := &Runner{
-		prep:    p,
-		client:  client,
-		wl:      wl,
-		stats:   stats.New(),
-		rec:     rec,
-		now:     now,
-		events:  make(chan Event, 4096),
-		log:     p.logger(),
-		shard:   p.Config.Shard(),
-		startAt: p.Config.StartAt(),
-		runCtx:  context.Background(),
-		load:    ls,
-		streams: plan,
-		gate:    load.NewGate(ls, now),
-		tracker: load.NewTracker(ls),
-		timing:  overload.NewTiming(probeClock(p), overload.RuntimeSched()),
+		engineLink:  engineLink{prep: p, client: client},
+		runFiles:    runFiles{rec: rec},
+		eventStream: eventStream{now: now, events: make(chan Event, 4096)},
+		dispatch: dispatch{
+			shard:   p.Config.Shard(),
+			startAt: p.Config.StartAt(),
+			runCtx:  context.Background(),
+			load:    ls,
+			streams: plan,
+			gate:    load.NewGate(ls, now),
+			tracker: load.NewTracker(ls),
+		},
+		overloadMonitor: overloadMonitor{timing: overload.NewTiming(probeClock(p), overload.RuntimeSched())},
+		wl:              wl,
+		stats:           stats.New(),
+		log:             p.logger(),
 	}
 	r.stats.SetPercentiles(p.Config.Percentiles())
 	runKey := ""
@@ -371,13 +409,13 @@ type UsageError = errs.Usage
 func IsUsage(err error) bool { return errs.IsUsage(err) }
 
 // Dir is the run folder.
-func (r *Runner) Dir() string { return r.rec.Dir() }
+func (f *runFiles) Dir() string { return f.rec.Dir() }
 
 // ID is the run id (the folder name).
-func (r *Runner) ID() string { return r.rec.ID() }
+func (f *runFiles) ID() string { return f.rec.ID() }
 
 // Prepared is the resolved setup the runner was built from.
-func (r *Runner) Prepared() *Prepared { return r.prep }
+func (e *engineLink) Prepared() *Prepared { return e.prep }
 
 // Describe returns the workload's sizing lines.
 func (r *Runner) Describe() []string { return r.wl.Describe() }
@@ -386,19 +424,19 @@ func (r *Runner) Describe() []string { return r.wl.Describe() }
 // before Run returns (the Finish is Run's return value).
 // Request events are dropped (and counted) rather than ever slowing the
 // run when the consumer falls behind; the others are always delivered.
-func (r *Runner) Events() <-chan Event { return r.events }
+func (s *eventStream) Events() <-chan Event { return s.events }
 
-func (r *Runner) emit(e Event) {
-	e.Time = r.now()
+func (s *eventStream) emit(e Event) {
+	e.Time = s.now()
 	switch e.Kind {
 	case RequestSent, RequestFinished:
 		select {
-		case r.events <- e:
+		case s.events <- e:
 		default:
-			r.dropped.Add(1)
+			s.dropped.Add(1)
 		}
 	default:
-		r.events <- e
+		s.events <- e
 	}
 }
 
@@ -430,20 +468,20 @@ func (r *Runner) Snapshot() Snapshot {
 
 // MeanTPOTms is the mean time per output token of the measured requests
 // (a sweep cell's figure), nil when no request had two tokens.
-func (r *Runner) MeanTPOTms() *float64 { return r.tracker.MeanTPOTms() }
+func (d *dispatch) MeanTPOTms() *float64 { return d.tracker.MeanTPOTms() }
 
 // TTFTThirds is the TTFT p50 (ms) of the first and of the last third of
 // the measured requests in the order they went out (a sweep cell's
 // sustained-load figures), nil when too few succeeded.
-func (r *Runner) TTFTThirds() (first, last *float64) { return r.tracker.TTFTThirds() }
+func (d *dispatch) TTFTThirds() (first, last *float64) { return d.tracker.TTFTThirds() }
 
 // FailRecordWritesAfter makes the run's requests.jsonl refuse writes with
 // err once it holds limit bytes, as a full disk would: for fault drills
 // and tests. Call it before Run.
-func (r *Runner) FailRecordWritesAfter(limit int64, err error) { r.rec.FailWritesAfter(limit, err) }
+func (f *runFiles) FailRecordWritesAfter(limit int64, err error) { f.rec.FailWritesAfter(limit, err) }
 
 // Abort stops every request in flight at once (a second Ctrl-C).
-func (r *Runner) Abort() { r.reqCancel() }
+func (d *dispatch) Abort() { d.reqCancel() }
 
 // gated reports whether a phase's requests go through the load gate:
 // every measured phase; warmups and references never wait.
@@ -866,10 +904,10 @@ func (r *Runner) overloadReasons(c stats.Client) []string {
 
 // Overload is the client overload detector's conclusion so far
 // (spec/record.md, Client overload); final once Run has returned.
-func (r *Runner) Overload() overload.Result {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	res := r.overload
+func (l *liveFigures) Overload() overload.Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	res := l.overload
 	res.Reasons = append([]string{}, res.Reasons...)
 	return res
 }
@@ -886,13 +924,13 @@ func probeClock(p *Prepared) overload.Clock {
 
 // finalOverload judges the run on the monitor's last figures and the
 // results' TTFT p50, and keeps the verdict for Overload.
-func (r *Runner) finalOverload(ttftP50Ms *float64) overload.Result {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f := r.ovFigures
+func (l *liveFigures) finalOverload(ttftP50Ms *float64) overload.Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.ovFigures
 	f.TTFTP50Ms, f.TTFTPending = ttftP50Ms, false
-	r.overload = overload.Judge(f)
-	res := r.overload
+	l.overload = overload.Judge(f)
+	res := l.overload
 	res.Reasons = append([]string{}, res.Reasons...)
 	return res
 }
@@ -909,14 +947,8 @@ func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 		r.timing.Run(stop)
 	}()
 	defer func() { <-probeDone }()
-	every := r.monitorEvery
-	if every <= 0 {
-		every = time.Second
-	}
-	probe := r.probe
-	if probe == nil {
-		probe = overload.SystemProbe(stats.ProcessCPU)
-	}
+	every := r.period()
+	probe := r.readings()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	d := overload.New(runtime.GOMAXPROCS(0))
@@ -969,6 +1001,23 @@ func (r *Runner) monitor(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		}
 	}
+}
+
+// period is the sampling period: a second unless a test shortens it.
+func (m *overloadMonitor) period() time.Duration {
+	if m.monitorEvery <= 0 {
+		return time.Second
+	}
+	return m.monitorEvery
+}
+
+// readings is the detector's probe: the process's and the machine's
+// CPU unless a test fakes them.
+func (m *overloadMonitor) readings() overload.Probe {
+	if m.probe == nil {
+		return overload.SystemProbe(stats.ProcessCPU)
+	}
+	return m.probe
 }
 
 // planCheckTime bounds the plan check's questions to the engine (its
