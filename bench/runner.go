@@ -443,14 +443,7 @@ func (s *eventStream) emit(e Event) {
 // Snapshot returns the live state.
 func (r *Runner) Snapshot() Snapshot {
 	s := Snapshot{Snapshot: r.stats.Snapshot()}
-	r.mu.Lock()
-	s.Phase, s.PhaseTotal, s.PhaseStart, s.PhaseLength = r.phase, r.phaseTotal, r.phaseStart, r.phaseLen
-	s.Started, s.CPUPercent, s.Warning, s.Finished = r.started, r.cpuPct, r.warning, r.finished
-	s.TimingErrorP99Ms, s.Note = r.overload.TimingErrorP99Ms, r.note
-	r.mu.Unlock()
-	s.PhaseDone = int(r.phaseDone.Load())
-	s.InFlight = int(r.inflight.Load())
-	s.Sent = int(r.sent.Load())
+	r.liveFigures.fill(&s)
 	s.DroppedEvent = int(r.dropped.Load())
 	s.Cores = runtime.GOMAXPROCS(0)
 	if r.sampler != nil {
@@ -464,6 +457,19 @@ func (r *Runner) Snapshot() Snapshot {
 	}
 	s.Load = r.tracker.Live()
 	return s
+}
+
+// fill copies the phase, the clock readings, the monitor's verdict and
+// the request counters into s.
+func (l *liveFigures) fill(s *Snapshot) {
+	l.mu.Lock()
+	s.Phase, s.PhaseTotal, s.PhaseStart, s.PhaseLength = l.phase, l.phaseTotal, l.phaseStart, l.phaseLen
+	s.Started, s.CPUPercent, s.Warning, s.Finished = l.started, l.cpuPct, l.warning, l.finished
+	s.TimingErrorP99Ms, s.Note = l.overload.TimingErrorP99Ms, l.note
+	l.mu.Unlock()
+	s.PhaseDone = int(l.phaseDone.Load())
+	s.InFlight = int(l.inflight.Load())
+	s.Sent = int(l.sent.Load())
 }
 
 // MeanTPOTms is the mean time per output token of the measured requests
