@@ -89,36 +89,48 @@ func streamsConfig(t *testing.T, set map[string]any) *config.Config {
 // connections for the concurrency its rate plans, not one per request,
 // and sends every request.
 func TestRatedRunOpensThePlannedConnections(t *testing.T) {
-	url, conns := countingProxy(t, simtest.Start(t, func(c *sim.Config) { c.ZeroLatency = true }))
-	const n = 600
-	cfg := streamsConfig(t, map[string]any{"rp_num_requests": n, "request_rate": "2000", "no_csv": true})
-	r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 2000/s x 73.2 ms = 146.4 in flight: 2 x 146.4 + 4 x sqrt(146.4).
-	if r.streams.Streams != 342 || r.streams.Flag != "--request-rate" {
-		t.Fatalf("planned %+v, want 342 streams by --request-rate", r.streams)
-	}
-	go func() {
-		for range r.Events() {
-		}
-	}()
-	fin := r.Run(context.Background())
-	if fin.ExitCode != 0 || fin.Summary.Results.SuccessfulRequests != n {
-		t.Fatalf("exit %d, %d of %d requests", fin.ExitCode, fin.Summary.Results.SuccessfulRequests, n)
-	}
 	// The connections opened ahead, and a few more should the engine
-	// have closed one; never one per request. A client that fell behind
-	// its schedule (a loaded machine) sends the late requests together
-	// and needs a connection for each in flight: then the bound is what
-	// was in flight at once, which the load block records.
-	bound := r.streams.Streams
-	if l := fin.Summary.Load; l != nil && l.ObservedMaxConcurrency > bound {
-		bound = l.ObservedMaxConcurrency
-	}
-	if got := conns.Load(); got < 300 || got > int64(bound)+16 {
-		t.Errorf("%d connections for %d requests planned at %d streams (at most %d in flight)", got, n, r.streams.Streams, bound)
+	// have closed one; never one per request. That is the claim when the
+	// client kept its schedule. A client that fell behind (a loaded
+	// machine, -race) sends the late requests together and needs a
+	// connection for each in flight, and net/http returns a finished
+	// stream's connection to its pool from another goroutine, so a burst
+	// dials a few more than it holds: such an attempt says little about
+	// the plan and runs again (at most three times); the last one is
+	// bound by what was in flight at once, which the load block records.
+	const n, attempts = 600, 3
+	for attempt := 1; ; attempt++ {
+		url, conns := countingProxy(t, simtest.Start(t, func(c *sim.Config) { c.ZeroLatency = true }))
+		cfg := streamsConfig(t, map[string]any{"rp_num_requests": n, "request_rate": "2000", "no_csv": true})
+		r, err := New(context.Background(), &Prepared{Config: cfg, EngineURL: url + "/v1", TokensPerGB: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 2000/s x 73.2 ms = 146.4 in flight: 2 x 146.4 + 4 x sqrt(146.4).
+		if r.streams.Streams != 342 || r.streams.Flag != "--request-rate" {
+			t.Fatalf("planned %+v, want 342 streams by --request-rate", r.streams)
+		}
+		go func() {
+			for range r.Events() {
+			}
+		}()
+		fin := r.Run(context.Background())
+		if fin.ExitCode != 0 || fin.Summary.Results.SuccessfulRequests != n {
+			t.Fatalf("exit %d, %d of %d requests", fin.ExitCode, fin.Summary.Results.SuccessfulRequests, n)
+		}
+		bound, behind := r.streams.Streams, false
+		if l := fin.Summary.Load; l != nil && l.ObservedMaxConcurrency > bound {
+			bound, behind = l.ObservedMaxConcurrency, true
+		}
+		got := conns.Load()
+		if behind && attempt < attempts {
+			t.Logf("attempt %d: the client fell behind (%d in flight at once, %d connections); again", attempt, bound, got)
+			continue
+		}
+		if got < 300 || got > int64(bound)+16 {
+			t.Errorf("%d connections for %d requests planned at %d streams (at most %d in flight)", got, n, r.streams.Streams, bound)
+		}
+		return
 	}
 }
 
