@@ -1,0 +1,167 @@
+package record
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/bench/sender"
+	"github.com/kvbench/kvbench/internal/textclean"
+)
+
+// decodeWant is the reference: encoding/json over the cleaned line, with
+// the record's rule that a line without a request_id is corrupt.
+func decodeWant(line []byte) (sender.Result, bool) {
+	var r sender.Result
+	if json.Unmarshal(textclean.JSON(line), &r) != nil || r.RequestID == "" {
+		return sender.Result{}, false
+	}
+	return r, true
+}
+
+func fullLine() []byte {
+	f := func(x float64) *float64 { return &x }
+	i := func(x int) *int { return &x }
+	s := func(x string) *string { return &x }
+	b := true
+	r := sender.Result{
+		RequestID: "req-000017", Phase: sender.PhaseMeasured, Successful: true,
+		ScheduledTime: f(1.7e9 + 0.25), SubmitTime: 1700000000.123456, FirstTokenTime: f(1700000000.2),
+		FinishTime: 1700000001.5, TTFT: f(0.076544), RequestLatency: 1.376544, DispatchLagMs: f(0.31),
+		PromptTokens: i(1024), CachedTokens: i(768), CompletionTokens: i(64), CacheN: i(768),
+		CacheState: sender.StateReused, UnverifiedReason: nil, Complete: true, FinishReason: s("length"),
+		Chunks: 64, DecodeSpeed: f(48.2), ITLMeanMs: f(20.1), ITLP50Ms: f(19.9), ITLP95Ms: f(25),
+		RoundGapP50Ms: f(19.8), RoundGapP95Ms: f(26), TokensPerChunk: f(1), PrefillTPS: f(13377.5),
+		OutputSHA256: s("ab12"), TokenSHA: s("cd34"), Retries: 1, SLOMet: &b,
+		DecodeUnmeasured: s(sender.DecodeOneRead),
+		TraceExpectation: &sender.TraceExpectation{ExpectedCachedTokens: 512, ExpectedCachedTokensLRU: i(256)},
+		Documents:        []int{3, 1, 4}, Shard: i(2),
+	}
+	bs, _ := json.Marshal(&r)
+	return bs
+}
+
+func sampleRecordLines() []string {
+	full := string(fullLine())
+	failed, _ := json.Marshal(&sender.Result{RequestID: "w-1", Phase: sender.PhaseWarmup, CacheState: sender.StateCold,
+		Error: new("http_503"), ErrorDetail: new("engine said \x1b[31mno\x1b[0m"), SubmitTime: 1, FinishTime: 2})
+	return []string{
+		full,
+		string(failed),
+		`{"request_id":"a","submit_time":1e3,"finish_time":-0,"chunks":-0,"ttft_s":null}`,
+		`  {"request_id":"a","phase":"measured"}  `,
+		`{"REQUEST_ID":"a","Submit_Time":2,"request_id":"b"}`,
+		`{"request_id":"a","ſhard":3,"KEY":1,"cache_n":null}`,     // long s folds onto s
+		`{"request_id":"a","chunks":1.0}`,                          // wrong type
+		`{"request_id":"a","chunks":9223372036854775808}`,          // too large
+		`{"request_id":"a","prompt_tokens":-9223372036854775808}`,  // the smallest int
+		`{"request_id":"a","submit_time":1e400}`,                   // out of range
+		`{"request_id":"a","submit_time":12345678901234567890123}`, // beyond 2^53
+		`{"request_id":"a","successful":"true"}`,
+		`{"request_id":"a","documents":[1,null,2]}`,
+		`{"request_id":"a","documents":[]}`,
+		`{"request_id":"a","documents":null}`,
+		`{"request_id":"a","documents":[1.5]}`,
+		`{"request_id":"a","expected_cached_tokens":null}`,
+		`{"request_id":"a","expected_cached_tokens_lru":7}`,
+		`{"request_id":"a","error":"x","error":null}`,
+		`{"request_id":"a","ttft_s":1,"ttft_s":2}`,
+		`{"request_id":"a\u0007\ud800\u0085","error_detail":"\b\r\t\n"}`,
+		"{\"request_id\":\"a\x7f\xff\xc2\x85\"}",
+		`{"request_id":"","phase":"measured"}`,
+		`{"phase":"measured"}`,
+		`null`,
+		`[1]`,
+		`"x"`,
+		`{"request_id":"a"} x`,
+		`{"request_id":"a",}`,
+		`{"request_id":"a","extra":{"deep":[1,{"x":null}]}}`,
+		`{"request_id":"a","slo_met":false,"complete":null}`,
+		`{"request_id":"a","submit_time":"1"}`,
+		`{"request_id":1}`,
+		`{"request_id":"a","cache_state":"reused","phase":"warmup","decode_unmeasured":"one_read"}`,
+		full[:len(full)/2],
+	}
+}
+
+func TestLineDecoderMatchesEncodingJSON(t *testing.T) {
+	for _, line := range sampleRecordLines() {
+		checkDecodedLine(t, []byte(line))
+	}
+}
+
+func checkDecodedLine(t *testing.T, line []byte) {
+	t.Helper()
+	want, wantOK := decodeWant(line)
+	var d LineDecoder
+	var got sender.Result
+	ok := d.Decode(line, &got)
+	if ok != wantOK {
+		t.Fatalf("%q: Decode ok=%v, encoding/json ok=%v", line, ok, wantOK)
+	}
+	if ok && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q:\n got %+v\nwant %+v", line, got, want)
+	}
+	var sk sender.Result
+	if skOK := d.Skim(line, &sk); skOK != wantOK {
+		t.Fatalf("%q: Skim ok=%v, encoding/json ok=%v", line, skOK, wantOK)
+	}
+	if !ok {
+		return
+	}
+	// Skim keeps the figures and the few texts a reader looks at.
+	want.Error, want.ErrorDetail, want.UnverifiedReason, want.FinishReason, want.OutputSHA256, want.TokenSHA = nil, nil, nil, nil, nil, nil
+	if !reflect.DeepEqual(sk, want) {
+		t.Fatalf("%q: Skim\n got %+v\nwant %+v", line, sk, want)
+	}
+}
+
+func TestLineDecoderResultsOwnTheirValues(t *testing.T) {
+	var d LineDecoder
+	var a, b sender.Result
+	if !d.Decode([]byte(`{"request_id":"a","ttft_s":1}`), &a) || !d.Decode([]byte(`{"request_id":"b","ttft_s":2}`), &b) {
+		t.Fatal("valid lines refused")
+	}
+	if a.RequestID != "a" || *a.TTFT != 1 || *b.TTFT != 2 {
+		t.Fatalf("a later line changed an earlier result: %v %v", *a.TTFT, *b.TTFT)
+	}
+}
+
+func FuzzLineDecoder(f *testing.F) {
+	for _, l := range sampleRecordLines() {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.IndexByte(line, '\n') >= 0 {
+			return // one line at a time
+		}
+		checkDecodedLine(t, []byte(line))
+	})
+}
+
+// BenchmarkLineDecoder reads one full record line.
+func BenchmarkLineDecoder(b *testing.B) {
+	line := fullLine()
+	var d LineDecoder
+	var r sender.Result
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !d.Decode(line, &r) {
+			b.Fatal("refused")
+		}
+	}
+}
+
+func BenchmarkLineEncodingJSON(b *testing.B) {
+	line := fullLine()
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var r sender.Result
+		if json.Unmarshal(textclean.JSON(line), &r) != nil {
+			b.Fatal("refused")
+		}
+	}
+}
