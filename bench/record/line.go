@@ -20,6 +20,7 @@ type LineDecoder struct {
 	str     []byte
 	fold    []byte
 	scratch lineValues
+	skimmed sender.Result // EachRequest's skimmed line
 }
 
 // lineValues holds what a result's pointers point to, allocated once per

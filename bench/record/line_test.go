@@ -52,7 +52,7 @@ func sampleRecordLines() []string {
 		`{"request_id":"a","submit_time":1e3,"finish_time":-0,"chunks":-0,"ttft_s":null}`,
 		`  {"request_id":"a","phase":"measured"}  `,
 		`{"REQUEST_ID":"a","Submit_Time":2,"request_id":"b"}`,
-		`{"request_id":"a","ſhard":3,"KEY":1,"cache_n":null}`,     // long s folds onto s
+		`{"request_id":"a","ſhard":3,"KEY":1,"cache_n":null}`,      // long s folds onto s
 		`{"request_id":"a","chunks":1.0}`,                          // wrong type
 		`{"request_id":"a","chunks":9223372036854775808}`,          // too large
 		`{"request_id":"a","prompt_tokens":-9223372036854775808}`,  // the smallest int
@@ -85,8 +85,65 @@ func sampleRecordLines() []string {
 	}
 }
 
+// explorerLines are the lines the explorer's index was held to.
+func explorerLines() []string {
+	f := func(v float64) *float64 { return &v }
+	s := func(v string) *string { return &v }
+	n := func(v int) *int { return &v }
+	rs := []sender.Result{
+		{RequestID: "req-1", Phase: "measured", Successful: true, SubmitTime: 1772366400.25, FinishTime: 1772366401.5,
+			TTFT: f(0.123), CacheState: "cold", Complete: true, Chunks: 4,
+			PromptTokens: n(1000), CachedTokens: n(0), CompletionTokens: n(64)},
+		{RequestID: "w-0", Phase: "warmup", SubmitTime: 1e9, FinishTime: 1e9 + 1, Error: s("http_503"),
+			ErrorDetail: s(`server said "no" \ twice`), CacheState: "unverified", UnverifiedReason: s("error")},
+		{RequestID: `odd "id"`, Phase: "first", Successful: true, TTFT: f(1.5e-3), CacheState: "reused"},
+	}
+	var out []string
+	for _, r := range rs {
+		b, _ := json.Marshal(r)
+		out = append(out, string(b))
+	}
+	return append(out,
+		`{"request_id":"x","phase":"measured","successful":true,"submit_time":2,"finish_time":3,"ttft_s":null,"cache_state":null}`,
+		`{"request_id":"x","prompt_tokens":12,"cached_tokens":null,"completion_tokens":-1,"chunks":3}`,
+		`{"request_id":"x","prompt_tokens":8.0}`,
+		`{"request_id":"x","prompt_tokens":1e3}`,
+		`{"request_id":"x","chunks":"3"}`,
+		`  {"request_id" : "n", "nested": {"a": [1, {"b": "}"}], "c": "]"}, "ttft_s": -1.5E+2, "successful": false}  `,
+		`{"request_id":"esc\u0041","phase":"meas\"ured"}`,
+		`{"request_id":"","phase":"measured"}`,
+		`{"phase":"measured"}`,
+		`{"request_id":"torn","phase":"meas`,
+		`{"request_id":"t","successful":tru}`,
+		`[1,2]`,
+		`{"request_id":"a"} trailing`,
+		`{"request_id":"a",}`,
+		`{"request_id":"a" "b":1}`,
+		`not json`,
+		``,
+		`{"request_id":"x","successful":"yes"}`,
+		`{"request_id":"x","successful":1}`,
+		`{"request_id":"x","phase":7}`,
+		`{"request_id":"x","ttft_s":[1]}`,
+		`{"request_id":"x","submit_time":1e400}`,
+		`{"request_id":"x","chunks":99999999999999999999}`,
+		`{"request_id":"x","completion_tokens":-0}`,
+		`{"request_id":"a","request_id":null}`,
+		`{"request_id":"a","ttft_s":1.5,"ttft_s":null}`,
+		`{"Request_ID":"x","PHASE":"warmup"}`,
+		`{"request_\u0069d":"x","cache\u005fstate":"re\u0075sed"}`,
+		"{\"request_id\":\"x\",\"chun\u212as\":3}",
+		"{\"request_id\":\"x\",\"phase\":\"me\xffasured\"}",
+		`{"request_id":"x","phase":"warmup"`,
+		`{"request_id":"x","phase":`,
+		`{"request_id":"x","nested":[[[[{"a":[]}]]]],"successful":true}`,
+		`null`,
+		`{"request_id":"x","successful":true,"x":1.2.3}`,
+	)
+}
+
 func TestLineDecoderMatchesEncodingJSON(t *testing.T) {
-	for _, line := range sampleRecordLines() {
+	for _, line := range append(sampleRecordLines(), explorerLines()...) {
 		checkDecodedLine(t, []byte(line))
 	}
 }
@@ -129,7 +186,7 @@ func TestLineDecoderResultsOwnTheirValues(t *testing.T) {
 }
 
 func FuzzLineDecoder(f *testing.F) {
-	for _, l := range sampleRecordLines() {
+	for _, l := range append(sampleRecordLines(), explorerLines()...) {
 		f.Add(l)
 	}
 	f.Fuzz(func(t *testing.T, line string) {

@@ -291,7 +291,7 @@ func quickRun(dir string) (*Run, error) {
 		outTokens                  int
 		hitPrompt, hitCached, hitN int
 	)
-	corrupt, err := scanRequests(context.Background(), dir, func(_ int64, _ int, l *indexLine) {
+	corrupt, err := scanRequests(context.Background(), dir, func(_ record.LineAt, l *sender.Result) {
 		if l.SubmitTime > 0 && (firstSubmit == 0 || l.SubmitTime < firstSubmit) {
 			firstSubmit = l.SubmitTime
 		}
