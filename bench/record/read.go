@@ -23,6 +23,37 @@ func ReadRequests(dir string, fn func(*sender.Result) error) (corrupt int, err e
 	return EachRequest(f, false, func(_ LineAt, r *sender.Result) error { return fn(r) })
 }
 
+// SkimRequests is ReadRequests for a reader that only looks: each
+// result is LineDecoder.Skim's, valid during the call only, with where
+// its line is.
+func SkimRequests(dir string, fn func(at LineAt, r *sender.Result) error) (corrupt int, err error) {
+	f, err := OpenRegular(filepath.Join(dir, RequestsFile))
+	if err != nil {
+		return 0, fmt.Errorf("read requests: %w", err)
+	}
+	defer f.Close()
+	return EachRequest(f, true, fn)
+}
+
+// ReadLines hands fn every non-blank line of the regular file at path
+// (a record's JSONL file: metrics.jsonl, series), without its line end,
+// valid during the call only. It stops at a torn tail, as EachRequest
+// does, and says so in torn.
+func ReadLines(path string, fn func(line []byte) error) (torn bool, err error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return EachLine(f, MaxLineBytes, func(_ int64, line []byte) error {
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		return fn(line)
+	})
+}
+
 // LineAt is where a request line is in its file: its start offset and
 // its length without the line end ("\n" or "\r\n").
 type LineAt struct {

@@ -149,23 +149,14 @@ func (x *Index) Select(f Filter) []int32 {
 // is, its fields, valid during the call only) and counting the corrupt
 // ones. A missing file is os.ErrNotExist.
 func scanRequests(ctx context.Context, dir string, fn func(at record.LineAt, l *sender.Result)) (corrupt int, err error) {
-	path := filepath.Join(dir, record.RequestsFile)
-	f, err := record.OpenRegular(path)
-	if err != nil {
-		return 0, fmt.Errorf("read requests: %w", err)
-	}
-	defer f.Close()
 	n := 0
-	corrupt, err = record.EachRequest(f, true, func(at record.LineAt, l *sender.Result) error {
+	corrupt, err = record.SkimRequests(dir, func(at record.LineAt, l *sender.Result) error {
 		if n++; n&4095 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		fn(at, l)
 		return nil
 	})
-	if err != nil && ctx.Err() == nil {
-		return corrupt, fmt.Errorf("read %s: %w", path, err)
-	}
 	return corrupt, err
 }
 
