@@ -127,6 +127,90 @@ var lineFields = map[string]lineField{
 	"documents": {kInts, 0},
 }
 
+// exactField is the field named key exactly (a switch: cheaper than a
+// map for the record's few dozen keys).
+func exactField(key []byte) (lineField, bool) {
+	switch string(key) {
+	case "request_id":
+		return lineField{kString, 0}, true
+	case "phase":
+		return lineField{kString, 1}, true
+	case "cache_state":
+		return lineField{kString, 2}, true
+	case "error":
+		return lineField{kStrPtr, 0}, true
+	case "error_detail":
+		return lineField{kStrPtr, 1}, true
+	case "unverified_reason":
+		return lineField{kStrPtr, 2}, true
+	case "finish_reason":
+		return lineField{kStrPtr, 3}, true
+	case "output_sha256":
+		return lineField{kStrPtr, 4}, true
+	case "token_sha":
+		return lineField{kStrPtr, 5}, true
+	case "decode_unmeasured":
+		return lineField{kStrPtr, 6}, true
+	case "successful":
+		return lineField{kBool, 0}, true
+	case "complete":
+		return lineField{kBool, 1}, true
+	case "slo_met":
+		return lineField{kBoolPtr, 0}, true
+	case "submit_time":
+		return lineField{kFloat, 0}, true
+	case "finish_time":
+		return lineField{kFloat, 1}, true
+	case "request_latency_s":
+		return lineField{kFloat, 2}, true
+	case "scheduled_time":
+		return lineField{kFloatPtr, 0}, true
+	case "first_token_time":
+		return lineField{kFloatPtr, 1}, true
+	case "ttft_s":
+		return lineField{kFloatPtr, 2}, true
+	case "dispatch_lag_ms":
+		return lineField{kFloatPtr, 3}, true
+	case "decode_speed":
+		return lineField{kFloatPtr, 4}, true
+	case "itl_mean_ms":
+		return lineField{kFloatPtr, 5}, true
+	case "itl_p50_ms":
+		return lineField{kFloatPtr, 6}, true
+	case "itl_p95_ms":
+		return lineField{kFloatPtr, 7}, true
+	case "round_gap_p50_ms":
+		return lineField{kFloatPtr, 8}, true
+	case "round_gap_p95_ms":
+		return lineField{kFloatPtr, 9}, true
+	case "tokens_per_chunk":
+		return lineField{kFloatPtr, 10}, true
+	case "prefill_tps":
+		return lineField{kFloatPtr, 11}, true
+	case "prompt_tokens":
+		return lineField{kIntPtr, 0}, true
+	case "cached_tokens":
+		return lineField{kIntPtr, 1}, true
+	case "completion_tokens":
+		return lineField{kIntPtr, 2}, true
+	case "cache_n":
+		return lineField{kIntPtr, 3}, true
+	case "shard":
+		return lineField{kIntPtr, 4}, true
+	case "chunks":
+		return lineField{kInt, 0}, true
+	case "retries":
+		return lineField{kInt, 1}, true
+	case "expected_cached_tokens":
+		return lineField{kTEInt, 0}, true
+	case "expected_cached_tokens_lru":
+		return lineField{kTEIntPtr, 0}, true
+	case "documents":
+		return lineField{kInts, 0}, true
+	}
+	return lineField{}, false
+}
+
 // foldedFields are lineFields by encoding/json's folded name: it matches
 // a key case-insensitively (with Unicode's simple folding) when no name
 // matches exactly.
@@ -167,7 +251,7 @@ func appendFolded(out, in []byte) []byte {
 // field finds the field a key sets; ok is false for a key the record
 // does not know (skipped, as encoding/json skips it).
 func (d *LineDecoder) field(key []byte) (lineField, bool) {
-	if f, ok := lineFields[string(key)]; ok {
+	if f, ok := exactField(key); ok {
 		return f, true
 	}
 	for _, c := range key {
@@ -370,9 +454,53 @@ func (d *LineDecoder) float() (x float64, ok, fits bool) {
 		}
 		return x, true, true
 	}
-	x, err := strconv.ParseFloat(string(s.Since(start)), 64)
+	text := s.Since(start)
+	if x, ok := exactFloat(text); ok {
+		return x, true, true
+	}
+	x, err := strconv.ParseFloat(string(text), 64)
 	return x, true, err == nil
 }
+
+// exactFloat is strconv.ParseFloat's exact case, most of a record's
+// figures: a decimal mantissa under 2^52 divided by a power of ten up to
+// 1e22 (both exact, so the quotient is correctly rounded). ok is false
+// for any other number of valid JSON syntax.
+func exactFloat(b []byte) (float64, bool) {
+	i, neg := 0, false
+	if b[0] == '-' {
+		neg, i = true, 1
+	}
+	var mant uint64
+	exp := 0
+	for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		if mant = mant*10 + uint64(b[i]-'0'); mant >= 1<<52 {
+			return 0, false
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			if mant = mant*10 + uint64(b[i]-'0'); mant >= 1<<52 {
+				return 0, false
+			}
+			exp--
+		}
+	}
+	if i < len(b) {
+		return 0, false // an exponent
+	}
+	if exp < -22 {
+		return 0, false
+	}
+	x := float64(mant) / pow10[-exp]
+	if neg {
+		x = -x
+	}
+	return x, true
+}
+
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+	1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // int reads a number as encoding/json reads it into an int.
 func (d *LineDecoder) int() (n int, ok, fits bool) {

@@ -2,6 +2,8 @@ package record
 
 import (
 	"encoding/json"
+	"math"
+	"strconv"
 	"reflect"
 	"strings"
 	"testing"
@@ -171,6 +173,33 @@ func checkDecodedLine(t *testing.T, line []byte) {
 	want.Error, want.ErrorDetail, want.UnverifiedReason, want.FinishReason, want.OutputSHA256, want.TokenSHA = nil, nil, nil, nil, nil, nil
 	if !reflect.DeepEqual(sk, want) {
 		t.Fatalf("%q: Skim\n got %+v\nwant %+v", line, sk, want)
+	}
+}
+
+// The switch finds every field of the table, and nothing else.
+func TestExactFieldIsTheTable(t *testing.T) {
+	for k, want := range lineFields {
+		if got, ok := exactField([]byte(k)); !ok || got != want {
+			t.Errorf("%s: %v %v, want %v", k, got, ok, want)
+		}
+	}
+	if _, ok := exactField([]byte("request_idx")); ok {
+		t.Error("an unknown key found a field")
+	}
+}
+
+// exactFloat agrees with strconv where it answers.
+func TestExactFloat(t *testing.T) {
+	for _, s := range []string{"0", "-0", "0.5", "-1.25", "1700000000.123456", "0.076544", "4503599627370495", "4503599627370496",
+		"0.0000000000000000000001", "0.00000000000000000000001", "123.456e7", "1e3", "-0.0", "17.000000000000004"} {
+		got, ok := exactFloat([]byte(s))
+		want, err := strconv.ParseFloat(s, 64)
+		if ok && (err != nil || got != want || math.Signbit(got) != math.Signbit(want)) {
+			t.Errorf("%s: %v, strconv %v", s, got, want)
+		}
+	}
+	if _, ok := exactFloat([]byte("0.5")); !ok {
+		t.Error("the common case fell back to strconv")
 	}
 }
 

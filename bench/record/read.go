@@ -76,14 +76,13 @@ func EachRequest(in io.Reader, skim bool, fn func(at LineAt, r *sender.Result) e
 		if len(bytes.TrimSpace(line)) == 0 {
 			return nil
 		}
-		r := new(sender.Result)
-		if skim {
-			r = &d.skimmed
-		}
+		var r *sender.Result
 		ok := false
 		if skim {
+			r = &d.skimmed
 			ok = d.Skim(line, r)
 		} else {
+			r = new(sender.Result)
 			ok = d.Decode(line, r)
 		}
 		if !ok {
