@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -174,7 +175,19 @@ func (r *Run) readRequests() error {
 	var warm []request
 	var warmAbs []float64
 	first := math.Inf(1)
-	corrupt, err := record.SkimRequests(r.Dir, func(_ record.LineAt, l *sender.Result) error {
+	// Once a few lines are in, the slices are made the size the file
+	// suggests, instead of doubling their way there (a 1M-request run
+	// would hold up to three times its requests while they grow).
+	var size int64
+	if fi, err := os.Stat(filepath.Join(r.Dir, record.RequestsFile)); err == nil {
+		size = fi.Size()
+	}
+	var seen int64
+	corrupt, err := record.SkimRequests(r.Dir, func(at record.LineAt, l *sender.Result) error {
+		if seen += int64(at.Len) + 1; len(all) == 256 && size > seen {
+			n := int(float64(size)/float64(seen)*256*1.05) - len(all)
+			all, abs = slices.Grow(all, n), slices.Grow(abs, n)
+		}
 		if l.Phase == sender.PhaseWarmup && l.CacheState == sender.StateCold && l.Successful && l.TTFT != nil && *l.TTFT >= 0 && !math.IsInf(*l.TTFT, 0) {
 			warm = append(warm, request{ttftMs: float32(*l.TTFT * 1000), itlMs: nan32, state: 0, ok: true,
 				prompt: count(l.PromptTokens), cached: count(l.CachedTokens), expected: -1, expectedLRU: -1})
