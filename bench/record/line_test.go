@@ -3,8 +3,8 @@ package record
 import (
 	"encoding/json"
 	"math"
-	"strconv"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
