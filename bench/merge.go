@@ -356,16 +356,14 @@ func (m *merge) summary(rec *record.Writer) *record.Summary {
 
 	blocks := m.collector.Final(stats.ClientInfo{CPUSeconds: cpu})
 	sum := summarise(m.cfg, strings.Join(engineList, ","), rec.Dir(), blocks, m.outcome, run, false)
-	loadBlock, goodput := m.tracker.Final(blocks.Results.ElapsedTime, m.hold, shardOverloads(m.shards))
+	var undelivered []string
 	for _, s := range m.shards {
 		if s.info.Delivered != nil && !*s.info.Delivered {
-			loadBlock.DegradedReasons = append(loadBlock.DegradedReasons,
+			undelivered = append(undelivered,
 				fmt.Sprintf("shard %d did not deliver its share of the load (its own summary, %s, says why)", s.index, s.id))
 		}
 	}
-	loadBlock.Delivered = len(loadBlock.DegradedReasons) == 0
-	sum.Load, sum.Goodput = &loadBlock, goodput
-	sum.Headline = record.NewHeadline(sum, blocks.Speedup)
+	judgeRun(sum, blocks, m.tracker, m.hold, shardOverloads(m.shards), undelivered)
 	sum.StartSkewMs = skew
 	sum.Shards = infos
 	sum.Partial = len(m.missing) > 0
