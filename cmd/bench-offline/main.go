@@ -6,6 +6,12 @@
 // else. `kvbench merge` of them is then an ordinary run folder.
 //
 //	bench-offline -out DIR -n 1000000 -shards 8
+//
+// With -open RUN it instead opens a run folder as the results explorer
+// does before its first page of that run (the summary, computed for a
+// folder without one, and the first rows) and prints the seconds it took.
+//
+//	bench-offline -open RUN
 package main
 
 import (
@@ -18,8 +24,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/config"
 )
@@ -28,7 +36,21 @@ func main() {
 	out := flag.String("out", "", "folder to write the shard folders in (shard-0, shard-1...)")
 	n := flag.Int("n", 1_000_000, "requests of the whole run")
 	shards := flag.Int("shards", 1, "shards to split them over")
+	open := flag.String("open", "", "a run folder to open as the explorer does (timed)")
 	flag.Parse()
+	if *open != "" {
+		start := time.Now()
+		if _, err := runs.Load(*open); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-offline:", err)
+			os.Exit(1)
+		}
+		if _, err := runs.Head(*open, 256); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-offline:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%.2f\n", time.Since(start).Seconds())
+		return
+	}
 	if *out == "" || *n < 1 || *shards < 1 {
 		fmt.Fprintln(os.Stderr, "bench-offline: -out DIR, -n >= 1 and -shards >= 1 are needed")
 		os.Exit(2)
