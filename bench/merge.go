@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"container/heap"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +73,7 @@ type shardFolder struct {
 	summary *record.Summary            // nil when the shard wrote none
 
 	file    *os.File
+	lines   []indexEntry // its request lines, by submit time
 	info    record.ShardInfo
 	corrupt int
 }
@@ -95,150 +94,233 @@ type indexEntry struct {
 // writes every request line ordered by submit time, and recomputes the
 // summary from the merged lines with the code a single run uses.
 // Problems with the set of folders are *UsageError.
+//
+// It reads each shard's lines twice: an index pass (where each line is,
+// by submit time: 32 bytes a line) and the merge, a k-way merge of the
+// shards that decodes each line once. The lines themselves are never
+// held; what grows with them is the index and the figures the summary
+// is computed from, as in a run.
 func Merge(o MergeOptions) (*Merged, error) {
-	logf := func(string, ...any) {}
+	m, err := openMerge(o)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
+	if err := m.index(); err != nil {
+		return nil, err
+	}
+	rec, err := m.create()
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Close()
+	if err := m.mergeLines(rec); err != nil {
+		return nil, err
+	}
+	sum := m.summary(rec)
+	if err := finishRecord(rec, sum); err != nil {
+		return nil, err
+	}
+	return &Merged{Dir: rec.Dir(), Summary: sum, Sections: m.outcome.Sections, Reasons: m.outcome.Reasons}, nil
+}
+
+// merge is one merge under way.
+type merge struct {
+	o       MergeOptions
+	logf    func(format string, args ...any)
+	shards  []*shardFolder
+	missing []int
+	cfg     *config.Config
+	name    string
+
+	// The workload rebuilt from the record: wl and its parts, nil when
+	// it cannot be (its block is then null).
+	wl      workload.Workload
+	obs     workload.Observer
+	owner   workload.ShardOwner
+	hold    *load.HoldBack
+	outcome workload.Outcome
+
+	collector *stats.Collector
+	tracker   *load.Tracker
+}
+
+// openMerge reads the shard folders and their config, and rebuilds the
+// run's workload from the record.
+func openMerge(o MergeOptions) (*merge, error) {
+	m := &merge{o: o, logf: func(string, ...any) {}}
 	if o.Logf != nil {
 		// Warnings name the shard folders: text from outside, cleaned.
-		logf = func(f string, a ...any) { o.Logf("%s", textclean.Line(fmt.Sprintf(f, a...))) }
-	}
-	now := o.Now
-	if now == nil {
-		now = time.Now
+		m.logf = func(f string, a ...any) { o.Logf("%s", textclean.Line(fmt.Sprintf(f, a...))) }
 	}
 	set, err := readShardSet(o.Dirs, o.AllowPartial)
 	if err != nil {
 		return nil, err
 	}
-	shards, missing := set.shards, set.missing
-	defer func() {
-		for _, s := range shards {
-			if s.file != nil {
-				s.file.Close()
-			}
-		}
-	}()
+	m.shards, m.missing = set.shards, set.missing
 	cfg := config.Default()
 	if err := cfg.LoadRecordJSON(set.configPath, set.config); err != nil {
+		m.close()
 		return nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
 	}
 	if err := cfg.ValidateRecorded(); err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("merge: %s: %v", shards[0].dir, err)}
+		m.close()
+		return nil, &UsageError{Err: fmt.Errorf("merge: %s: %v", m.shards[0].dir, err)}
 	}
+	m.cfg = cfg
+	m.rebuildWorkload()
+	m.name = textclean.Line(o.Name)
+	if m.name == "" && m.shards[0].summary != nil {
+		m.name = m.shards[0].summary.Run.Name
+	}
+	return m, nil
+}
 
-	// The workload's outcome is rebuilt from the lines, as the run built
-	// it: same workload, same Observe, the whole run's config; built
-	// from the record, it opens no file the config names (a trace) and
-	// asks no engine. What the lines do not hold comes from the shards'
-	// workload blocks, before the lines.
+// rebuildWorkload builds the workload's outcome from the lines, as the
+// run built it: same workload, same Observe, the whole run's config;
+// built from the record, it opens no file the config names (a trace) and
+// asks no engine. What the lines do not hold comes from the shards'
+// workload blocks, before the lines.
+func (m *merge) rebuildWorkload() {
+	cfg := m.cfg
 	// Built from the record: nothing to wait for, so no deadline.
 	given := cfg.Settings()
-	wl, werr := workload.New(context.Background(), workload.Params{
+	wl, err := workload.New(context.Background(), workload.Params{
 		Config: cfg, TokensPerGB: given.TokensPerGB, Seed: int64(given.Seed),
 		Endpoint: sender.Endpoint(given.Endpoint), FromRecord: true,
 	})
 	obs, _ := wl.(workload.Observer)
-	if werr != nil || obs == nil {
-		logf("the %s block cannot be rebuilt from the lines of %s: it is left null", "workload", cfg.Workload())
-		obs = nil
+	if err != nil || obs == nil {
+		m.logf("the %s block cannot be rebuilt from the lines of %s: it is left null", "workload", cfg.Workload())
 	}
-	if sc, ok := wl.(workload.ShardCounter); ok && obs != nil {
-		for _, s := range shards {
+	if err != nil {
+		return
+	}
+	m.wl = wl
+	m.owner, _ = wl.(workload.ShardOwner)
+	if hb, ok := wl.(workload.HoldBacker); ok {
+		m.hold = hb.HoldBack()
+	}
+	if obs == nil {
+		return
+	}
+	m.obs = obs
+	if sc, ok := wl.(workload.ShardCounter); ok {
+		for _, s := range m.shards {
 			if s.summary == nil {
 				continue
 			}
 			if b, ok := s.summary.Workload.(json.RawMessage); ok {
 				if err := sc.AddShardBlock(b); err != nil {
-					logf("%s: workload block: %v", s.dir, err)
+					m.logf("%s: workload block: %v", s.dir, err)
 				}
 			}
 		}
 	}
-	owner, _ := wl.(workload.ShardOwner)
-	if werr != nil {
-		owner = nil
-	}
+}
 
-	// The index: where each line is, by submit time. 32 bytes a request;
-	// the lines themselves stay on disk.
+func (m *merge) close() {
+	for _, s := range m.shards {
+		if s.file != nil {
+			s.file.Close()
+		}
+	}
+}
+
+// index is the index pass over every shard (32 bytes a line), the
+// check that no request id is repeated, and each shard's lines put in
+// submit order.
+func (m *merge) index() error {
 	var index []indexEntry
-	for i, s := range shards {
-		entries, err := indexShard(s, int32(i), owner, cfg.Workload())
+	for i, s := range m.shards {
+		entries, err := indexShard(s, int32(i), m.owner, m.cfg.Workload())
 		if err != nil {
-			return nil, err
-		}
-		if s.corrupt > 0 {
-			logf("%s: %d unreadable line(s) of %s skipped", s.dir, s.corrupt, record.RequestsFile)
-		}
-		if s.summary == nil {
-			logf("%s has no %s (the shard did not finish): merged from its lines, marked interrupted", s.dir, record.SummaryFile)
+			return err
 		}
 		index = append(index, entries...)
-	}
-	if err := checkRepeatedIDs(shards, index); err != nil {
-		return nil, err
-	}
-	sort.Slice(index, func(a, b int) bool {
-		x, y := index[a], index[b]
-		if x.submit != y.submit {
-			return x.submit < y.submit
+		if s.corrupt > 0 {
+			m.logf("%s: %d unreadable line(s) of %s skipped", s.dir, s.corrupt, record.RequestsFile)
 		}
-		if x.shard != y.shard {
-			return x.shard < y.shard
+		if s.summary == nil {
+			m.logf("%s has no %s (the shard did not finish): merged from its lines, marked interrupted", s.dir, record.SummaryFile)
 		}
-		return x.off < y.off
-	})
+	}
+	if err := checkRepeatedIDs(m.shards, index); err != nil {
+		return err
+	}
+	byShardThenSubmit(m.shards, index)
+	return nil
+}
 
-	name := textclean.Line(o.Name)
-	if name == "" && shards[0].summary != nil {
-		name = shards[0].summary.Run.Name
+// create makes the merged run's folder with its config.json.
+func (m *merge) create() (*record.Writer, error) {
+	now := m.o.Now
+	if now == nil {
+		now = time.Now
 	}
-	rec, err := record.Create(o.OutputDir, cfg.Workload(), name, now())
+	rec, err := record.Create(m.o.OutputDir, m.cfg.Workload(), m.name, now())
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("--output-dir: %v", err)}
 	}
-	defer rec.Close()
-	if err := rec.WriteConfig(rawJSON(cfg.MergedJSON())); err != nil {
+	if err := rec.WriteConfig(rawJSON(m.cfg.MergedJSON())); err != nil {
+		rec.Close()
 		return nil, &WriteError{Err: err}
 	}
+	return rec, nil
+}
 
-	collector := stats.New()
-	collector.SetPercentiles(cfg.Percentiles())
-	ls, lerr := load.FromConfig(cfg)
-	if lerr != nil {
-		return nil, &UsageError{Err: fmt.Errorf("merge: %s: %v", shards[0].dir, lerr)}
+// mergeLines writes the merged lines (and their CSV rows) and feeds each
+// to the collector, the workload and the load tracker, in submit order.
+func (m *merge) mergeLines(rec *record.Writer) error {
+	m.collector = stats.New()
+	m.collector.SetPercentiles(m.cfg.Percentiles())
+	ls, err := load.FromConfig(m.cfg)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("merge: %s: %v", m.shards[0].dir, err)}
 	}
-	tracker := load.NewTracker(ls)
+	m.tracker = load.NewTracker(ls)
+	if err := rec.StreamCSV(); err != nil {
+		m.logf("%v (it is written from the merged lines instead)", err)
+	}
 	var flight inFlight
-	if err := writeMerged(rec, shards, index, func(r *sender.Result) {
+	if err := writeMerged(rec, m.shards, func(r *sender.Result) {
 		// Read-back results have only the record's Unix times.
 		r.Submit, r.Finish = unixTime(r.SubmitTime), unixTime(r.FinishTime)
-		collector.Add(r)
-		if obs != nil {
-			obs.Observe(r)
+		m.collector.Add(r)
+		if m.obs != nil {
+			m.obs.Observe(r)
 		}
 		if gated(r.Phase) {
 			// Lines come in submit order: the requests that finished
 			// before this one went out leave the tracker first, so it
 			// sees the run's real concurrency.
-			flight.finishBefore(r.SubmitTime, tracker)
-			tracker.Begin()
+			flight.finishBefore(r.SubmitTime, m.tracker)
+			m.tracker.Begin()
 			heap.Push(&flight, r)
 		}
 	}); err != nil {
-		return nil, &WriteError{Err: err}
+		return &WriteError{Err: err}
 	}
-	flight.finishBefore(math.Inf(1), tracker)
-	index = nil
+	flight.finishBefore(math.Inf(1), m.tracker)
+	if m.obs != nil {
+		m.outcome = m.wl.Outcome()
+	}
+	return nil
+}
 
+// summary is the merged run's summary: the figures recomputed from the
+// lines, the run's times and engines from the shards' summaries, the
+// load judged over the whole run and each shard's own verdict.
+func (m *merge) summary(rec *record.Writer) *record.Summary {
 	cpu := 0.0
-	run := record.RunInfo{ID: rec.ID(), Name: name}
+	run := record.RunInfo{ID: rec.ID(), Name: m.name}
 	var first, last time.Time
 	var ids []string
 	var skew *float64
 	engines := map[string]bool{}
 	var engineList []string
 	var infos []record.ShardInfo
-	for _, s := range shards {
+	for _, s := range m.shards {
 		ids = append(ids, s.id)
 		infos = append(infos, s.info)
 		if s.info.ClientCPUSeconds != nil {
@@ -273,39 +355,35 @@ func Merge(o MergeOptions) (*Merged, error) {
 	}
 	run.MergedFrom = &ids
 
-	blocks := collector.Final(stats.ClientInfo{CPUSeconds: cpu})
-	var outcome workload.Outcome
-	if obs != nil {
-		outcome = wl.Outcome()
-	}
-	sum := summarise(cfg, strings.Join(engineList, ","), rec.Dir(), blocks, outcome, run, false)
-	var hold *load.HoldBack
-	if hb, ok := wl.(workload.HoldBacker); ok && werr == nil {
-		hold = hb.HoldBack()
-	}
-	loadBlock, goodput := tracker.Final(blocks.Results.ElapsedTime, hold, shardOverloads(shards))
-	for _, s := range shards {
+	blocks := m.collector.Final(stats.ClientInfo{CPUSeconds: cpu})
+	sum := summarise(m.cfg, strings.Join(engineList, ","), rec.Dir(), blocks, m.outcome, run, false)
+	var undelivered []string
+	for _, s := range m.shards {
 		if s.info.Delivered != nil && !*s.info.Delivered {
-			loadBlock.DegradedReasons = append(loadBlock.DegradedReasons,
+			undelivered = append(undelivered,
 				fmt.Sprintf("shard %d did not deliver its share of the load (its own summary, %s, says why)", s.index, s.id))
 		}
 	}
-	loadBlock.Delivered = len(loadBlock.DegradedReasons) == 0
-	sum.Load, sum.Goodput = &loadBlock, goodput
-	sum.Headline = record.NewHeadline(sum, blocks.Speedup)
+	judgeRun(sum, blocks, m.tracker, m.hold, shardOverloads(m.shards), undelivered)
 	sum.StartSkewMs = skew
 	sum.Shards = infos
-	sum.Partial = len(missing) > 0
+	sum.Partial = len(m.missing) > 0
+	return sum
+}
+
+// finishRecord writes the end of a run record: the summary, the CSV,
+// and closes requests.jsonl (releasing the folder's lock).
+func finishRecord(rec *record.Writer, sum *record.Summary) error {
 	if err := rec.WriteSummary(sum); err != nil {
-		return nil, &WriteError{Err: err}
+		return &WriteError{Err: err}
 	}
 	if err := rec.WriteCSV(); err != nil {
-		return nil, &WriteError{Err: err}
+		return &WriteError{Err: err}
 	}
 	if err := rec.Close(); err != nil {
-		return nil, &WriteError{Err: err}
+		return &WriteError{Err: err}
 	}
-	return &Merged{Dir: rec.Dir(), Summary: sum, Sections: outcome.Sections, Reasons: outcome.Reasons}, nil
+	return nil
 }
 
 // WriteError is a run record that could not be written completely (exit
@@ -525,18 +603,11 @@ func orderedObject(raw []byte, values map[string]json.RawMessage) ([]string, err
 	return keys, nil
 }
 
-// indexLine is what the index pass reads of a line.
-type indexLine struct {
-	RequestID  string  `json:"request_id"`
-	Phase      string  `json:"phase"`
-	Successful bool    `json:"successful"`
-	SubmitTime float64 `json:"submit_time"`
-}
-
-// indexShard opens a shard's requests.jsonl, indexes its lines and fills
-// the shard's figures of the `shards` block. A shard folder without the
-// file merges as a shard that sent nothing. With owner, every line must
-// be one this shard sends (else a *UsageError naming the folder).
+// indexShard opens a shard's requests.jsonl, indexes its lines (in the
+// file's order) and fills the shard's figures of the `shards` block. A
+// shard folder without the file merges as a shard that sent nothing.
+// With owner, every line must be one this shard sends (else a
+// *UsageError naming the folder).
 func indexShard(s *shardFolder, shard int32, owner workload.ShardOwner, workloadName string) ([]indexEntry, error) {
 	path := filepath.Join(s.dir, record.RequestsFile)
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
@@ -546,19 +617,15 @@ func indexShard(s *shardFolder, shard int32, owner workload.ShardOwner, workload
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("merge: %v", err)}
 	}
-	s.file = f
 	var out []indexEntry
+	s.file = f
 	var firstSubmit, lastSubmit float64
 	var startAt float64
 	if t, err := time.Parse(time.RFC3339Nano, s.startAt); err == nil {
 		startAt = float64(t.UnixNano()) / 1e9
 	}
 	var foreign error
-	s.corrupt, err = scanLines(f, func(off int64, line []byte) bool {
-		var l indexLine
-		if json.Unmarshal(line, &l) != nil || l.RequestID == "" {
-			return false
-		}
+	s.corrupt, err = record.EachRequest(f, true, func(at record.LineAt, l *sender.Result) error {
 		if owner != nil && foreign == nil && s.count > 1 {
 			switch o, ok := owner.ShardOf(l.RequestID, s.count); {
 			case !ok:
@@ -568,9 +635,9 @@ func indexShard(s *shardFolder, shard int32, owner workload.ShardOwner, workload
 					s.dir, s.index, s.count, shownID(l.RequestID), o)
 			}
 		}
-		out = append(out, indexEntry{submit: l.SubmitTime, off: off, id: idHash(l.RequestID), length: int32(len(line)), shard: shard})
-		if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
-			return true
+		out = append(out, indexEntry{submit: l.SubmitTime, off: at.Start, id: idHash(l.RequestID), length: int32(at.Len), shard: shard})
+		if !l.Measured() {
+			return nil
 		}
 		s.info.Requests++
 		if !l.Successful {
@@ -580,7 +647,7 @@ func indexShard(s *shardFolder, shard int32, owner workload.ShardOwner, workload
 			firstSubmit = l.SubmitTime
 		}
 		lastSubmit = max(lastSubmit, l.SubmitTime)
-		return true
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("merge: read %s: %v", path, err)
@@ -667,89 +734,144 @@ func checkRepeatedIDs(shards []*shardFolder, index []indexEntry) error {
 	return nil
 }
 
+// byShardThenSubmit orders an index shard by shard, each shard's lines
+// by submit time (position breaking ties, as the file had them): a
+// shard's file is in finish order, the k-way merge takes each shard's
+// lines by submit time. It hands each shard its part of index.
+func byShardThenSubmit(shards []*shardFolder, index []indexEntry) {
+	slices.SortFunc(index, func(x, y indexEntry) int {
+		if c := cmp.Compare(x.shard, y.shard); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.submit, y.submit); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.off, y.off)
+	})
+	for i := 0; i < len(index); {
+		j := i
+		for j < len(index) && index[j].shard == index[i].shard {
+			j++
+		}
+		shards[index[i].shard].lines = index[i:j:j]
+		i = j
+	}
+}
+
 // lineID reads the request id of an indexed line again.
 func lineID(s *shardFolder, e indexEntry) (string, error) {
 	line := make([]byte, e.length)
 	if _, err := s.file.ReadAt(line, e.off); err != nil {
 		return "", fmt.Errorf("read %s: %v", filepath.Join(s.dir, record.RequestsFile), err)
 	}
-	var l indexLine
-	if err := json.Unmarshal(line, &l); err != nil {
+	var d record.LineDecoder
+	var r sender.Result
+	if !d.Skim(line, &r) {
 		return "", fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(s.dir, record.RequestsFile), e.off)
 	}
-	return l.RequestID, nil
+	return r.RequestID, nil
 }
 
-// scanLines reads a requests.jsonl the way every reader of a record must
-// (spec/record.md): lines up to the SSE limit, a NUL or an oversized
-// line ending the file as a torn tail. fn gets each non-blank line
-// (trailing newline removed) and its offset and says whether it was a
-// request; corrupt counts the lines that were not, the torn tail
-// included.
-func scanLines(f *os.File, fn func(off int64, line []byte) bool) (corrupt int, err error) {
-	br := bufio.NewReaderSize(f, 64<<10)
-	var long []byte
-	var off int64
-	for {
-		line, rerr := br.ReadSlice('\n')
-		if errors.Is(rerr, bufio.ErrBufferFull) {
-			if len(long)+len(line) > maxRecordLine {
-				return corrupt + 1, nil
-			}
-			long = append(long, line...)
-			continue
+// shardCursor is where the k-way merge is in one shard: its next line in
+// submit order, read through a window of the file (the lines in submit
+// order are nearly the file's order, so most reads are a copy).
+type shardCursor struct {
+	s      *shardFolder
+	pos    int
+	win    []byte
+	winOff int64
+}
+
+// line is the cursor's line, valid until the next call.
+func (c *shardCursor) line() ([]byte, error) {
+	e := c.s.lines[c.pos]
+	end := e.off + int64(e.length)
+	if e.off >= c.winOff && end <= c.winOff+int64(len(c.win)) {
+		return c.win[e.off-c.winOff : end-c.winOff], nil
+	}
+	size := max(int(e.length), mergeWindow)
+	if cap(c.win) < size {
+		c.win = make([]byte, size)
+	}
+	n, err := c.s.file.ReadAt(c.win[:cap(c.win)], e.off)
+	if n < int(e.length) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
 		}
-		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return corrupt, rerr
-		}
-		if len(long) > 0 {
-			long = append(long, line...)
-			line, long = long, long[:0]
-		}
-		n := int64(len(line))
-		if len(line) > maxRecordLine || bytes.IndexByte(line, 0) >= 0 {
-			return corrupt + 1, nil
-		}
-		content := bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(content)) > 0 && !fn(off, content) {
-			corrupt++
-		}
-		off += n
-		if rerr != nil {
-			return corrupt, nil
+		return nil, fmt.Errorf("read %s: %v", filepath.Join(c.s.dir, record.RequestsFile), err)
+	}
+	c.win, c.winOff = c.win[:n], e.off
+	return c.win[:e.length], nil
+}
+
+// mergeWindow is the bytes of a shard's file a merge reads at once.
+const mergeWindow = 256 << 10
+
+// cursorHeap orders the shards by their next line: submit time, then
+// shard, as the merged file orders lines.
+type cursorHeap []*shardCursor
+
+func (h cursorHeap) Len() int { return len(h) }
+func (h cursorHeap) Less(i, j int) bool {
+	x, y := h[i].s.lines[h[i].pos], h[j].s.lines[h[j].pos]
+	if x.submit != y.submit {
+		return x.submit < y.submit
+	}
+	return x.shard < y.shard
+}
+func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*shardCursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// writeMerged merges the shards' indexed lines by submit time (a k-way
+// merge: one cursor a shard), copies each into the merged requests.jsonl
+// with its CSV row, and hands each, decoded once, to add.
+func writeMerged(rec *record.Writer, shards []*shardFolder, add func(*sender.Result)) error {
+	var h cursorHeap
+	for _, s := range shards {
+		if len(s.lines) > 0 {
+			h = append(h, &shardCursor{s: s})
 		}
 	}
-}
-
-// writeMerged copies every indexed line, in index order, into the merged
-// requests.jsonl and hands each, decoded, to add.
-func writeMerged(rec *record.Writer, shards []*shardFolder, index []indexEntry, add func(*sender.Result)) error {
+	heap.Init(&h)
 	var batch bytes.Buffer
-	var line []byte
-	for _, e := range index {
-		if cap(line) < int(e.length) {
-			line = make([]byte, e.length)
+	var rows []*sender.Result
+	var d record.LineDecoder
+	for h.Len() > 0 {
+		c := h[0]
+		line, err := c.line()
+		if err != nil {
+			return err
 		}
-		line = line[:e.length]
-		s := shards[e.shard]
-		if _, err := s.file.ReadAt(line, e.off); err != nil {
-			return fmt.Errorf("read %s: %v", filepath.Join(s.dir, record.RequestsFile), err)
+		r := new(sender.Result)
+		if !d.Decode(line, r) {
+			return fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(c.s.dir, record.RequestsFile), c.s.lines[c.pos].off)
 		}
-		var r sender.Result
-		if err := json.Unmarshal(textclean.JSON(line), &r); err != nil {
-			return fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(s.dir, record.RequestsFile), e.off)
-		}
-		add(&r)
+		add(r)
+		rows = append(rows, r)
 		batch.Write(line)
 		batch.WriteByte('\n')
 		if batch.Len() >= 256<<10 {
-			if err := rec.AppendLines(batch.Bytes()); err != nil {
+			if err := rec.AppendLines(batch.Bytes(), rows...); err != nil {
 				return err
 			}
 			batch.Reset()
+			clear(rows)
+			rows = rows[:0]
+		}
+		if c.pos++; c.pos < len(c.s.lines) {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+			c.s.lines = nil
 		}
 	}
-	return rec.AppendLines(batch.Bytes())
+	return rec.AppendLines(batch.Bytes(), rows...)
 }
 
 // shardOverloads are the client overload findings of the shards, which

@@ -827,9 +827,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	if hb, ok := r.wl.(workload.HoldBacker); ok {
 		hold = hb.HoldBack()
 	}
-	loadBlock, goodput := r.tracker.Final(blocks.Results.ElapsedTime, hold, r.overloadReasons(blocks.Client))
-	sum.Load, sum.Goodput = &loadBlock, goodput
-	sum.Headline = record.NewHeadline(sum, blocks.Speedup)
+	judgeRun(sum, blocks, r.tracker, hold, r.overloadReasons(blocks.Client), nil)
 	if len(missing) > 0 {
 		sum.Run.ExitCode = errs.ExitRecord
 	}

@@ -380,8 +380,9 @@ func (f *faultyFile) Truncate(size int64) error {
 
 // AppendLines adds complete requests.jsonl lines (each ending in a
 // newline) as they are, in one write: a merge copies the shards' lines
-// byte for byte.
-func (w *Writer) AppendLines(b []byte) error {
+// byte for byte. rs are the lines' results, in order, for the CSV rows
+// streamed after StreamCSV.
+func (w *Writer) AppendLines(b []byte, rs ...*sender.Result) error {
 	if len(b) == 0 {
 		return nil
 	}
@@ -395,6 +396,17 @@ func (w *Writer) AppendLines(b []byte) error {
 	}
 	if _, err := w.req.Write(b); err != nil {
 		return fmt.Errorf("append to %s: %w", w.req.Name(), err)
+	}
+	if w.csv != nil && w.streaming() {
+		buf := lineBufs.Get().(*bytes.Buffer)
+		defer putLineBuf(buf)
+		buf.Reset()
+		for _, r := range rs {
+			if csvWanted(r) {
+				appendCSVRow(buf, r)
+			}
+		}
+		w.csv.write(buf.Bytes())
 	}
 	return nil
 }

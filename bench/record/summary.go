@@ -118,6 +118,12 @@ func ReadSummary(dir string) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}
+	return DecodeSummary(b, path)
+}
+
+// DecodeSummary decodes a summary's JSON read from path (named in its
+// errors): a JSON object, or an error.
+func DecodeSummary(b []byte, path string) (*Summary, error) {
 	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("read summary %s: not a JSON object", path)
 	}

@@ -1,6 +1,11 @@
 package record
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/internal/textclean"
 )
@@ -193,4 +198,28 @@ func (f *SweepSummary) CleanVerdicts() {
 			w.Declared.Source = textclean.Line(w.Declared.Source)
 		}
 	}
+}
+
+// maxSweepBytes caps sweep.json when reading: a search runs at most 1000
+// cells of a few hundred bytes each.
+const maxSweepBytes = 16 << 20
+
+// ReadSweep reads dir's sweep.json (a regular file only), its text
+// cleaned (ReadJSON) and its verdicts cleaned for one line; raw is the
+// file as read, for a reader that shows it key by key.
+func ReadSweep(dir string) (f *SweepSummary, raw []byte, err error) {
+	path := filepath.Join(dir, SweepFile)
+	b, err := ReadJSON(path, maxSweepBytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", SweepFile, err)
+	}
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		return nil, nil, fmt.Errorf("read %s: not a JSON object", path)
+	}
+	f = new(SweepSummary)
+	if err := json.Unmarshal(b, f); err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	f.CleanVerdicts()
+	return f, b, nil
 }

@@ -1,9 +1,7 @@
 package runs
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -146,40 +144,19 @@ func (x *Index) Select(f Filter) []int32 {
 	return out
 }
 
-// scanRequests reads dir's requests.jsonl line by line with the fast
-// scanner, handing fn each good line (its start offset, its length
-// without the line end, its fields) and counting the corrupt ones. l is
-// only valid during the call. A missing file is os.ErrNotExist.
-func scanRequests(ctx context.Context, dir string, fn func(start int64, length int, l *indexLine)) (corrupt int, err error) {
-	path := filepath.Join(dir, record.RequestsFile)
-	f, err := record.OpenRegular(path)
-	if err != nil {
-		return 0, fmt.Errorf("read requests: %w", err)
-	}
-	defer f.Close()
-	var l indexLine
-	var sc scratch
+// scanRequests reads dir's requests.jsonl once with the record's reader
+// (record.EachRequest, skimming), handing fn each good line (where it
+// is, its fields, valid during the call only) and counting the corrupt
+// ones. A missing file is os.ErrNotExist.
+func scanRequests(ctx context.Context, dir string, fn func(at record.LineAt, l *sender.Result)) (corrupt int, err error) {
 	n := 0
-	torn, err := record.EachLine(f, record.MaxLineBytes, func(start int64, line []byte) error {
+	corrupt, err = record.SkimRequests(dir, func(at record.LineAt, l *sender.Result) error {
 		if n++; n&4095 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		body := bytes.TrimRight(line, "\r")
-		if t := bytes.TrimSpace(body); len(t) > 0 {
-			if parseLine(t, &l, &sc) {
-				fn(start, len(body), &l)
-			} else {
-				corrupt++
-			}
-		}
+		fn(at, l)
 		return nil
 	})
-	if torn {
-		corrupt++
-	}
-	if err != nil && ctx.Err() == nil {
-		return corrupt, fmt.Errorf("read %s: %w", path, err)
-	}
 	return corrupt, err
 }
 
@@ -196,9 +173,9 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 	}
 	var pts []raw
 	first, last := 0.0, 0.0
-	corrupt, err := scanRequests(ctx, dir, func(start int64, length int, l *indexLine) {
-		x.offsets = append(x.offsets, start)
-		x.lengths = append(x.lengths, int32(length))
+	corrupt, err := scanRequests(ctx, dir, func(at record.LineAt, l *sender.Result) {
+		x.offsets = append(x.offsets, at.Start)
+		x.lengths = append(x.lengths, int32(at.Len))
 		x.flags = append(x.flags, lineFlags(l))
 		if l.SubmitTime > 0 && (first == 0 || l.SubmitTime < first) {
 			first = l.SubmitTime
@@ -258,7 +235,7 @@ func stateOf(s string) string {
 	return sender.StateUnverified
 }
 
-func lineFlags(l *indexLine) uint8 {
+func lineFlags(l *sender.Result) uint8 {
 	var f uint8
 	switch stateOf(l.CacheState) {
 	case sender.StateCold:
@@ -287,6 +264,7 @@ func (x *Index) Window(lines []int32) ([]sender.Result, error) {
 	defer f.Close()
 	out := make([]sender.Result, len(lines))
 	var buf []byte
+	var d record.LineDecoder
 	for i, n := range lines {
 		if n < 0 || int(n) >= len(x.offsets) {
 			return nil, fmt.Errorf("read requests: line %d out of range", n)
@@ -295,10 +273,10 @@ func (x *Index) Window(lines []int32) ([]sender.Result, error) {
 		if _, err := f.ReadAt(buf, x.offsets[n]); err != nil {
 			return nil, fmt.Errorf("read %s: %w", x.Path, err)
 		}
-		if err := json.Unmarshal(textclean.JSON(buf), &out[i]); err != nil {
-			// The index reads only its own fields: a line it took whose
-			// other fields do not decode as a result is shown as such.
-			detail := err.Error()
+		if !d.Decode(buf, &out[i]) {
+			// The file changed under the index (rewritten, truncated):
+			// the line is shown as what it now is.
+			detail := "the line changed since the run was indexed"
 			out[i] = sender.Result{RequestID: fmt.Sprintf("(unreadable line at byte %d)", x.offsets[n]),
 				CacheState: sender.StateUnverified, ErrorDetail: &detail}
 		}

@@ -277,84 +277,104 @@ func readRecord(dir string) *Run {
 	return r.markRunning()
 }
 
-// quickRun is the list's row of a folder without a summary: only the
-// figures the list shows, from one pass of the fast scanner that keeps
-// nothing but the TTFTs (8 bytes a request). They are the collector's
-// figures (Load), computed the same way.
+// quickRun is the list's row of a folder without a summary: the figures
+// the list shows, from the folder's summary cache or from the one pass
+// that fills it (summaryOf). They are the collector's figures (Load),
+// computed the same way.
 func quickRun(dir string) (*Run, error) {
-	var (
-		done, failed               int
-		first, last                time.Time
-		firstSubmit                float64
-		ttfts                      []float64
-		sumTTFT                    float64
-		outTokens                  int
-		hitPrompt, hitCached, hitN int
-	)
-	corrupt, err := scanRequests(context.Background(), dir, func(_ int64, _ int, l *indexLine) {
-		if l.SubmitTime > 0 && (firstSubmit == 0 || l.SubmitTime < firstSubmit) {
-			firstSubmit = l.SubmitTime
-		}
-		if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
-			return
-		}
-		submit, finish := unixTime(l.SubmitTime), unixTime(l.FinishTime)
-		done++
-		if first.IsZero() || submit.Before(first) {
-			first = submit
-		}
-		if finish.After(last) {
-			last = finish
-		}
-		if p, k := l.PromptTokens, l.CachedTokens; p != nil && k != nil && *p >= 0 && *k >= 0 && *k <= *p {
-			hitPrompt += *p
-			hitCached += *k
-			hitN++
-		}
-		if !l.Successful {
-			failed++
-			return
-		}
-		if l.TTFT != nil {
-			ms := finite(*l.TTFT * 1000)
-			ttfts = append(ttfts, ms)
-			sumTTFT += ms
-		}
-		if c := l.CompletionTokens; c != nil && *c > 0 {
-			outTokens += *c
-		} else {
-			outTokens += l.Chunks
-		}
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	c, err := summaryOf(dir, false)
+	if err != nil {
 		return nil, err
 	}
-	cfg := readConfig(dir)
+	return c.Row.run(dir), nil
+}
+
+// quickRow reads dir's lines once, skimming, for the list's figures.
+func quickRow(dir string) (cachedRow, error) {
+	var q quickFigures
+	corrupt, err := scanRequests(context.Background(), dir, func(_ record.LineAt, l *sender.Result) { q.add(l) })
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return cachedRow{}, err
+	}
+	return q.row(dir, readConfig(dir), corrupt), nil
+}
+
+// quickFigures gathers a folder's list row from its lines, one at a
+// time, keeping nothing but the TTFTs (8 bytes a request).
+type quickFigures struct {
+	done, failed               int
+	first, last                time.Time
+	firstSubmit                float64
+	ttfts                      []float64
+	sumTTFT                    float64
+	outTokens                  int
+	hitPrompt, hitCached, hitN int
+}
+
+func (q *quickFigures) add(l *sender.Result) {
+	if l.SubmitTime > 0 && (q.firstSubmit == 0 || l.SubmitTime < q.firstSubmit) {
+		q.firstSubmit = l.SubmitTime
+	}
+	if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
+		return
+	}
+	submit, finish := unixTime(l.SubmitTime), unixTime(l.FinishTime)
+	q.done++
+	if q.first.IsZero() || submit.Before(q.first) {
+		q.first = submit
+	}
+	if finish.After(q.last) {
+		q.last = finish
+	}
+	if p, k := l.PromptTokens, l.CachedTokens; p != nil && k != nil && *p >= 0 && *k >= 0 && *k <= *p {
+		q.hitPrompt += *p
+		q.hitCached += *k
+		q.hitN++
+	}
+	if !l.Successful {
+		q.failed++
+		return
+	}
+	if l.TTFT != nil {
+		ms := finite(*l.TTFT * 1000)
+		q.ttfts = append(q.ttfts, ms)
+		q.sumTTFT += ms
+	}
+	if c := l.CompletionTokens; c != nil && *c > 0 {
+		q.outTokens += *c
+	} else {
+		q.outTokens += l.Chunks
+	}
+}
+
+// row is the list's figures of the lines added, with the folder's
+// identity from its config.json (cfg) or its name.
+func (q *quickFigures) row(dir string, cfg json.RawMessage, corrupt int) cachedRow {
 	id := configIdentity(cfg)
 	if id.Workload == "" {
 		id.Workload = workloadFromFolder(filepath.Base(dir))
 	}
-	r := &Run{
-		ID: FolderID(dir), Dir: dir, Workload: id.Workload, Model: id.Model,
-		TotalRequests: done, FailedRequests: failed, SuccessfulRequests: done - failed, Interrupted: true, Corrupt: corrupt,
+	r := cachedRow{
+		Workload: id.Workload, Model: id.Model,
+		TotalRequests: q.done, FailedRequests: q.failed, Corrupt: corrupt,
 	}
-	r.StartedAt, r.Name = incompleteStart(dir, id.Workload, firstSubmit)
-	if len(ttfts) > 0 {
-		mean := sumTTFT / float64(len(ttfts))
-		slices.Sort(ttfts)
-		p99 := stats.Linear(ttfts, 99)
+	r.StartedAt, r.Name = incompleteStart(dir, id.Workload, q.firstSubmit)
+	if len(q.ttfts) > 0 {
+		mean := q.sumTTFT / float64(len(q.ttfts))
+		slices.Sort(q.ttfts)
+		p99 := stats.Linear(q.ttfts, 99)
 		r.MeanTTFTms, r.P99TTFTms = &mean, &p99
 	}
-	if done > 0 {
-		if el := max(last.Sub(first).Seconds(), 0); el > 0 {
-			r.OutputThroughput = float64(outTokens) / el
+	if q.done > 0 {
+		if el := max(q.last.Sub(q.first).Seconds(), 0); el > 0 {
+			r.OutputThroughput = float64(q.outTokens) / el
 		}
 	}
-	if hitN > 0 && hitPrompt > 0 {
-		h := float64(hitCached) / float64(hitPrompt)
+	if q.hitN > 0 && q.hitPrompt > 0 {
+		h := float64(q.hitCached) / float64(q.hitPrompt)
 		r.HitRatio = &h
 	}
-	return r, nil
+	return r
 }
 
 // unixTime is the instant of a record's Unix-seconds float, as the
@@ -515,23 +535,32 @@ func Load(dir string) (*Detail, error) {
 	return d, nil
 }
 
-// summariseDir builds the summary of a folder without one from its
-// requests.jsonl, streamed through the core's own collector so the
-// figures mean what they mean in a written summary.
+// summariseDir is the summary of a folder without one: from its summary
+// cache, or from the one pass over its requests.jsonl that fills the
+// cache (summaryOf).
 func summariseDir(dir string) (*Detail, error) {
+	c, err := summaryOf(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Detail{Summary: c.summary, Config: readConfig(dir), Corrupt: c.Row.Corrupt}, nil
+}
+
+// summarise reads dir's requests.jsonl once, streamed through the core's
+// own collector so the figures mean what they mean in a written summary,
+// and through the list's figures (quickFigures).
+func summarise(dir string) (*record.Summary, cachedRow, error) {
 	id := FolderID(dir)
 	cfg := readConfig(dir)
 	c := stats.New()
-	var first float64
+	var q quickFigures
 	corrupt, err := record.ReadRequests(dir, func(r *sender.Result) error {
-		if r.SubmitTime > 0 && (first == 0 || r.SubmitTime < first) {
-			first = r.SubmitTime
-		}
 		c.Add(r)
+		q.add(r)
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return nil, cachedRow{}, err
 	}
 	b := c.Final(stats.ClientInfo{})
 	s := &record.Summary{
@@ -547,9 +576,9 @@ func summariseDir(dir string) (*Detail, error) {
 	if cfg != nil {
 		s.Config = cfg
 	}
-	started, name := incompleteStart(dir, ci.Workload, first)
+	started, name := incompleteStart(dir, ci.Workload, q.firstSubmit)
 	s.Run = record.RunInfo{ID: id, Name: name, StartedAt: started.UTC().Format(time.RFC3339Nano), Interrupted: true}
-	return &Detail{Summary: s, Config: cfg, Corrupt: corrupt}, nil
+	return s, q.row(dir, cfg, corrupt), nil
 }
 
 // parseFolderName reads <YYYYMMDD-HHMMSS>-<workload>[-<name>] (local

@@ -112,7 +112,7 @@ type Samples struct {
 // A run without the file has no samples (every figure n/a).
 func ReadSamples(ctx context.Context, dir string) (*Samples, error) {
 	s := &Samples{}
-	corrupt, err := scanRequests(ctx, dir, func(_ int64, _ int, l *indexLine) {
+	corrupt, err := scanRequests(ctx, dir, func(_ record.LineAt, l *sender.Result) {
 		s.add(l)
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -138,7 +138,7 @@ func stateSlot(state string) int {
 	return -1
 }
 
-func (s *Samples) add(l *indexLine) {
+func (s *Samples) add(l *sender.Result) {
 	if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
 		return
 	}
@@ -163,8 +163,8 @@ func (s *Samples) add(l *indexLine) {
 	}
 	lat := l.RequestLatency * 1000
 	put(sampleE2EL, lat)
-	if l.ITLP50ms != nil {
-		put(sampleITL, *l.ITLP50ms)
+	if l.ITLP50Ms != nil {
+		put(sampleITL, *l.ITLP50Ms)
 	}
 	if l.TTFT == nil {
 		return

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,35 +11,6 @@ import (
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 )
-
-// The fast scanner reads compare's fields as encoding/json does.
-func TestParseLineSampleFields(t *testing.T) {
-	lines := append(sampleLines(),
-		`{"request_id":"x","request_latency_s":1.25,"itl_p50_ms":3.5,"decode_unmeasured":"one_read"}`,
-		`{"request_id":"x","request_latency_s":null,"itl_p50_ms":null,"decode_unmeasured":null}`,
-		`{"request_id":"x","itl_p50_ms":"3"}`,
-		`{"request_id":"x","decode_unmeasured":"other"}`,
-		`{"request_id":"x","decode_unmeasured":7}`,
-		`{"request_id":"x","itl_p50_ms":1,"itl_p50_ms":null}`,
-	)
-	for _, line := range lines {
-		var want indexLine
-		wantOK := json.Unmarshal([]byte(line), &want) == nil && want.RequestID != ""
-		var got indexLine
-		var sc scratch
-		if ok := parseLine([]byte(line), &got, &sc); ok != wantOK {
-			t.Fatalf("%s: ok %v, encoding/json %v", line, ok, wantOK)
-		} else if !ok {
-			continue
-		}
-		sameStr := (got.DecodeUnmeasured == nil) == (want.DecodeUnmeasured == nil) &&
-			(got.DecodeUnmeasured == nil || *got.DecodeUnmeasured == *want.DecodeUnmeasured)
-		if got.RequestLatency != want.RequestLatency || !sameFloat(got.ITLP50ms, want.ITLP50ms) || !sameStr {
-			t.Errorf("%s:\n got %v %v %v\nwant %v %v %v", line, got.RequestLatency, got.ITLP50ms, got.DecodeUnmeasured,
-				want.RequestLatency, want.ITLP50ms, want.DecodeUnmeasured)
-		}
-	}
-}
 
 // The samples of a run: measured requests only, TPOT from latency and
 // TTFT over the output tokens, per cache state, the hit ratio's pairs and

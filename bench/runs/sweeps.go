@@ -2,7 +2,6 @@ package runs
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/kvbench/kvbench/internal/errs"
@@ -26,20 +25,10 @@ const (
 	concDim = "concurrency"
 )
 
-// readSweepRecord reads a sweep folder's sweep.json (a regular file only),
-// its text cleaned.
+// readSweepRecord reads a sweep folder's sweep.json (record.ReadSweep).
 func readSweepRecord(dir string) (*record.SweepSummary, error) {
-	path := filepath.Join(dir, record.SweepFile)
-	b, err := record.ReadJSON(path, 16<<20)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", record.SweepFile, err)
-	}
-	var f record.SweepSummary
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	f.CleanVerdicts()
-	return &f, nil
+	f, _, err := record.ReadSweep(dir)
+	return f, err
 }
 
 func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -330,6 +330,10 @@ func (s *Scanner) NumText() ([]byte, bool) {
 	return s.b[start:s.i], true
 }
 
+// Since is the input from offset start to Pos: the text of the value
+// just read when start was its Pos.
+func (s *Scanner) Since(start int) []byte { return s.b[start:s.i] }
+
 // Lit reads the literal word (true, false or null) at Pos.
 func (s *Scanner) Lit(word string) bool {
 	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {

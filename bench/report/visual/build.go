@@ -341,11 +341,11 @@ func itlHist(rs []*Run) (*chart, error) {
 	c := newChart(ChartITLHist, "Inter-token latency (per-request mean)")
 	p := c.panel("Mean ITL of a request (ms)", "Fraction of requests")
 	lo, hi := math.Inf(1), math.Inf(-1)
-	vals := make([][]float64, len(rs))
+	counts := make([]int, len(rs))
 	for i, r := range rs {
 		for _, q := range r.reqs {
 			if v := float64(q.itlMs); !math.IsNaN(v) {
-				vals[i] = append(vals[i], v)
+				counts[i]++
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
 		}
@@ -358,20 +358,13 @@ func itlHist(rs []*Run) (*chart, error) {
 	}
 	const bins = 30
 	p.Y.Min = 0
-	for i, v := range vals {
-		if len(v) == 0 {
+	for i, r := range rs {
+		if counts[i] == 0 {
 			continue
 		}
-		// Two weightless points at the common extremes give every run's
-		// histogram the same bins.
-		xys := plotter.XYs{{X: lo, Y: 0}, {X: hi, Y: 0}}
-		for _, x := range v {
-			xys = append(xys, plotter.XY{X: x, Y: 1 / float64(len(v))})
-		}
-		h, err := plotter.NewHistogram(xys, bins)
-		if err != nil {
-			return nil, err
-		}
+		// Every run's histogram has the same bins, over the common
+		// extremes; each request weighs one over the run's requests.
+		h := &plotter.Histogram{Bins: histBins(r.reqs, lo, hi, bins, 1/float64(counts[i])), Width: (hi - lo) / bins}
 		l := runLook(i)
 		h.LineStyle = l.lineStyle()
 		h.LineStyle.Width = vg.Points(1.2)
@@ -382,10 +375,34 @@ func itlHist(rs []*Run) (*chart, error) {
 		}
 		p.Add(h)
 		if !single(rs) {
-			c.addLegend(fmt.Sprintf("%s (%d)", rs[i].Label(), len(v)), h)
+			c.addLegend(fmt.Sprintf("%s (%d)", rs[i].Label(), counts[i]), h)
 		}
 	}
 	return c, nil
+}
+
+// histBins bins the requests' mean ITLs over [lo, hi] in n bins as
+// gonum's plotter.NewHistogram bins points (the same arithmetic, in the
+// same order), without a point per request.
+func histBins(reqs []request, lo, hi float64, n int, weight float64) []plotter.HistogramBin {
+	bins := make([]plotter.HistogramBin, n)
+	w := (hi - lo) / float64(n)
+	for i := range bins {
+		bins[i].Min = lo + float64(i)*w
+		bins[i].Max = lo + float64(i+1)*w
+	}
+	for _, q := range reqs {
+		x := float64(q.itlMs)
+		if math.IsNaN(x) {
+			continue
+		}
+		bin := min(int((x-lo)/w), n-1)
+		if x == hi {
+			bin = n - 1
+		}
+		bins[bin].Weight += weight
+	}
+	return bins
 }
 
 // hitTime: the engine's prefix-cache hit rate per scrape interval (from

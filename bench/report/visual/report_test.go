@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/bench/record"
 )
 
 // parseSVG checks b is one well-formed SVG document and returns its
@@ -365,7 +367,7 @@ func TestRecordFilesAreReadSafely(t *testing.T) {
 	go func() { _, err := LoadRun(rd); done <- err }()
 	select {
 	case err := <-done:
-		if !errors.Is(err, errNotRegular) || !strings.Contains(err.Error(), MetricsFile) {
+		if !errors.Is(err, record.ErrNotRegular) || !strings.Contains(err.Error(), MetricsFile) {
 			t.Errorf("FIFO: %v", err)
 		}
 	case <-time.After(20 * time.Second):
@@ -380,14 +382,15 @@ func TestRecordFilesAreReadSafely(t *testing.T) {
 	if _, err := LoadRun(rd2); err == nil {
 		t.Error("a symlink loop was read")
 	}
-	// An oversized line and a NUL run are torn lines, skipped and counted;
-	// the other lines still count.
+	// An oversized line is a torn tail (spec/record.md, "Reading the
+	// record safely"): the reading ends there, counted once, and what
+	// follows it is not read.
 	rd3 := writeRun(t, dir, fixture{name: "torn", n: 10, coldTTFT: 100, itlMs: 10})
 	f, err := os.OpenFile(filepath.Join(rd3, "requests.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write(bytes.Repeat([]byte("x"), MaxLine+10))
+	f.Write(bytes.Repeat([]byte("x"), record.MaxLineBytes+10))
 	f.Write([]byte("\n\x00\x00\x00\x00\n"))
 	f.Write([]byte(`{"request_id":"late","phase":"measured","successful":true,"submit_time":1772366401,"finish_time":1772366402,"ttft_s":0.05,"cache_state":"cold"}` + "\n"))
 	f.Close()
@@ -395,8 +398,23 @@ func TestRecordFilesAreReadSafely(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Torn != 2 || len(r.reqs) != 11 {
-		t.Errorf("torn %d, requests %d; want 2 torn lines and 11 requests", r.Torn, len(r.reqs))
+	if r.Torn != 1 || len(r.reqs) != 10 {
+		t.Errorf("torn %d, requests %d; want 1 torn tail and the 10 requests before it", r.Torn, len(r.reqs))
+	}
+	// A NUL run is a torn tail too.
+	rd4 := writeRun(t, dir, fixture{name: "nul", n: 10, coldTTFT: 100, itlMs: 10})
+	f, err = os.OpenFile(filepath.Join(rd4, "requests.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("\x00\x00\x00\x00\n"))
+	f.Write([]byte(`{"request_id":"late","phase":"measured","successful":true,"submit_time":1772366401,"finish_time":1772366402,"ttft_s":0.05,"cache_state":"cold"}` + "\n"))
+	f.Close()
+	if r, err = LoadRun(rd4); err != nil {
+		t.Fatal(err)
+	}
+	if r.Torn != 1 || len(r.reqs) != 10 {
+		t.Errorf("after a NUL run: torn %d, requests %d; want 1 torn tail and 10 requests", r.Torn, len(r.reqs))
 	}
 }
 

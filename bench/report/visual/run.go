@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,35 +94,16 @@ func (r *Run) Label() string {
 	return r.ID
 }
 
-// reqLine is the part of a requests.jsonl line a report reads.
-type reqLine struct {
-	RequestID        string   `json:"request_id"`
-	Phase            string   `json:"phase"`
-	Successful       bool     `json:"successful"`
-	SubmitTime       float64  `json:"submit_time"`
-	FirstTokenTime   *float64 `json:"first_token_time"`
-	FinishTime       float64  `json:"finish_time"`
-	TTFT             *float64 `json:"ttft_s"`
-	PromptTokens     *int64   `json:"prompt_tokens"`
-	CachedTokens     *int64   `json:"cached_tokens"`
-	CompletionTokens *int64   `json:"completion_tokens"`
-	Chunks           int64    `json:"chunks"`
-	CacheState       string   `json:"cache_state"`
-	ITLMeanMs        *float64 `json:"itl_mean_ms"`
-	Expected         *int64   `json:"expected_cached_tokens"`
-	ExpectedLRU      *int64   `json:"expected_cached_tokens_lru"`
-}
-
 // LoadRun reads one run folder. A folder without a summary (a crash) is
 // summarised from its requests.jsonl and marked incomplete.
 func LoadRun(dir string) (*Run, error) {
 	r := &Run{ID: runs.FolderID(dir), Dir: dir}
 	for _, f := range []string{record.SummaryFile, record.RequestsFile, record.ConfigFile, MetricsFile} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("run %s: %s is %w", r.ID, f, errNotRegular)
+			return nil, fmt.Errorf("run %s: %s is %w", r.ID, f, record.ErrNotRegular)
 		}
 	}
-	if b, err := readSmall(filepath.Join(dir, record.SummaryFile)); err == nil {
+	if b, err := record.ReadJSON(filepath.Join(dir, record.SummaryFile), maxJSONFile); err == nil {
 		if n, err := parseOrdered(b); err == nil && n.kind == 'o' {
 			r.summary = n
 		}
@@ -188,17 +170,23 @@ func StripCredentials(raw string) string {
 }
 
 func (r *Run) readRequests() error {
-	path := filepath.Join(r.Dir, record.RequestsFile)
 	var all []request
 	var abs []float64 // submit times, absolute, of all kept requests
 	var warm []request
 	var warmAbs []float64
 	first := math.Inf(1)
-	torn, err := eachLine(path, func(b []byte) {
-		var l reqLine
-		if json.Unmarshal(b, &l) != nil || l.RequestID == "" {
-			r.Torn++
-			return
+	// Once a few lines are in, the slices are made the size the file
+	// suggests, instead of doubling their way there (a 1M-request run
+	// would hold up to three times its requests while they grow).
+	var size int64
+	if fi, err := os.Stat(filepath.Join(r.Dir, record.RequestsFile)); err == nil {
+		size = fi.Size()
+	}
+	var seen int64
+	corrupt, err := record.SkimRequests(r.Dir, func(at record.LineAt, l *sender.Result) error {
+		if seen += int64(at.Len) + 1; len(all) == 256 && size > seen {
+			n := int(float64(size)/float64(seen)*256*1.05) - len(all)
+			all, abs = slices.Grow(all, n), slices.Grow(abs, n)
 		}
 		if l.Phase == sender.PhaseWarmup && l.CacheState == sender.StateCold && l.Successful && l.TTFT != nil && *l.TTFT >= 0 && !math.IsInf(*l.TTFT, 0) {
 			warm = append(warm, request{ttftMs: float32(*l.TTFT * 1000), itlMs: nan32, state: 0, ok: true,
@@ -206,14 +194,14 @@ func (r *Run) readRequests() error {
 			warmAbs = append(warmAbs, l.SubmitTime)
 		}
 		if l.Phase == sender.PhaseWarmup || l.Phase == sender.PhaseReference {
-			return
+			return nil
 		}
 		q := request{
 			ttftMs: nan32, itlMs: nan32, state: stateIndex(l.CacheState), ok: l.Successful,
 			prompt: count(l.PromptTokens), cached: count(l.CachedTokens),
-			expected: count(l.Expected), expectedLRU: count(l.ExpectedLRU),
+			expected: expected(l, false), expectedLRU: expected(l, true),
 		}
-		if l.Expected != nil {
+		if l.TraceExpectation != nil {
 			r.trace = true
 		}
 		if l.Successful && l.TTFT != nil && *l.TTFT >= 0 && !math.IsInf(*l.TTFT, 0) {
@@ -224,9 +212,9 @@ func (r *Run) readRequests() error {
 		}
 		switch {
 		case l.CompletionTokens != nil && *l.CompletionTokens > 0:
-			q.outTokens = int32(min(*l.CompletionTokens, math.MaxInt32))
+			q.outTokens = int32(min(int64(*l.CompletionTokens), math.MaxInt32))
 		case l.Successful:
-			q.outTokens = int32(min(l.Chunks, math.MaxInt32))
+			q.outTokens = int32(min(int64(l.Chunks), math.MaxInt32))
 		}
 		// Times are stored relative to the first submit, found at the end.
 		abs = append(abs, l.SubmitTime)
@@ -240,8 +228,9 @@ func (r *Run) readRequests() error {
 		if l.SubmitTime > 0 && l.SubmitTime < first {
 			first = l.SubmitTime
 		}
+		return nil
 	})
-	r.Torn += torn
+	r.Torn = corrupt
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("run %s: %w", r.ID, err)
 	}
@@ -270,11 +259,24 @@ func (r *Run) readRequests() error {
 var nan32 = float32(math.NaN())
 
 // count is a valid token count (an integer >= 0) or -1.
-func count(p *int64) int32 {
+func count(p *int) int32 {
 	if p == nil || *p < 0 {
 		return -1
 	}
-	return int32(min(*p, math.MaxInt32))
+	return int32(min(int64(*p), math.MaxInt32))
+}
+
+// expected is a trace replay's expected cached tokens (the LRU bound
+// with lru) as a count, -1 when the line has none.
+func expected(l *sender.Result, lru bool) int32 {
+	te := l.TraceExpectation
+	switch {
+	case te == nil:
+		return -1
+	case lru:
+		return count(te.ExpectedCachedTokensLRU)
+	}
+	return count(&te.ExpectedCachedTokens)
 }
 
 // readMetrics turns metrics.jsonl into the engine's hit rate per scrape
@@ -282,10 +284,10 @@ func count(p *int64) int32 {
 func (r *Run) readMetrics() error {
 	path := filepath.Join(r.Dir, MetricsFile)
 	var prev *metrics.Line
-	_, err := eachLine(path, func(b []byte) {
+	_, err := record.ReadLines(path, func(b []byte) error {
 		var l metrics.Line
 		if json.Unmarshal(b, &l) != nil || l.Metrics == nil {
-			return
+			return nil
 		}
 		r.metrics = true
 		if prev != nil {
@@ -294,6 +296,7 @@ func (r *Run) readMetrics() error {
 			}
 		}
 		prev = &l
+		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("run %s: %w", r.ID, err)

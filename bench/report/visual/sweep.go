@@ -52,41 +52,14 @@ func (s *Sweep) Label() string {
 	return s.ID
 }
 
-type sweepJSON struct {
-	Tool struct {
-		Version string `json:"version"`
-	} `json:"tool"`
-	Sweep struct {
-		ID            string   `json:"id"`
-		Name          string   `json:"name"`
-		StartedAt     string   `json:"started_at"`
-		FinishedAt    string   `json:"finished_at"`
-		Interrupted   bool     `json:"interrupted"`
-		Dimension     string   `json:"dimension"`
-		Search        any      `json:"search"`
-		GoodputTarget *float64 `json:"goodput_target"`
-		SLO           any      `json:"slo"`
-	} `json:"sweep"`
-	Cells  []SweepCell `json:"cells"`
-	Result *struct {
-		MaxValue          *float64             `json:"max_value"`
-		GoodFractionAtMax *float64             `json:"good_fraction_at_max"`
-		UndeliveredAbove  []record.Undelivered `json:"undelivered_above"`
-	} `json:"result"`
-}
-
 // LoadSweep reads a sweep folder's sweep.json and the run folders of its
 // cells (a cell whose folder is missing or unreadable is left out of the
 // per-cell charts, never fatal).
 func LoadSweep(dir string) (*Sweep, error) {
 	id := runs.FolderID(dir)
-	b, err := readSmall(filepath.Join(dir, record.SweepFile))
+	j, b, err := record.ReadSweep(dir)
 	if err != nil {
 		return nil, fmt.Errorf("sweep %s: %w", id, err)
-	}
-	var j sweepJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("sweep %s: %s: %w", id, record.SweepFile, err)
 	}
 	n, err := parseOrdered(b)
 	if err != nil {
@@ -96,13 +69,7 @@ func LoadSweep(dir string) (*Sweep, error) {
 		ID: id, Dir: dir, Name: textclean.Line(j.Sweep.Name), Dimension: textclean.Line(j.Sweep.Dimension),
 		ToolVersion: j.Tool.Version, StartedAt: j.Sweep.StartedAt, FinishedAt: j.Sweep.FinishedAt,
 		Interrupted: j.Sweep.Interrupted, GoodputTarget: j.Sweep.GoodputTarget, HasSLO: j.Sweep.SLO != nil,
-		Cells: j.Cells, summary: n,
-	}
-	switch v := j.Sweep.Search.(type) {
-	case bool:
-		s.Search = v
-	case map[string]any:
-		s.Search = true
+		Cells: j.Cells, summary: n, Search: j.Sweep.Search,
 	}
 	if j.Sweep.ID != "" {
 		s.ID = textclean.Line(j.Sweep.ID)
@@ -110,9 +77,6 @@ func LoadSweep(dir string) (*Sweep, error) {
 	if j.Result != nil {
 		s.MaxValue, s.GoodFractionAtMax, s.UndeliveredAbove = j.Result.MaxValue, j.Result.GoodFractionAtMax, j.Result.UndeliveredAbove
 	}
-	// Statuses and reasons reach terminals too (compare's text).
-	clean := record.SweepSummary{Cells: s.Cells, Result: &record.SweepResult{UndeliveredAbove: s.UndeliveredAbove}}
-	clean.CleanVerdicts()
 	cells := cellDirs(filepath.Join(dir, record.SweepCellsDir))
 	for _, c := range s.Cells {
 		d, ok := cells[c.RunID]
