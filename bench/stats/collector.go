@@ -86,6 +86,7 @@ type Collector struct {
 	maxLag                     float64
 	series                     series
 	hits                       []hitEntry // every measured result, for the summary's series
+	hitAnchor                  time.Time  // the first measured submit added: hits' times are from it
 	fig                        figures    // by cache state and serving
 	percentiles                []float64  // --percentiles
 }
@@ -142,7 +143,10 @@ func (c *Collector) Add(r *sender.Result) {
 		}
 	}
 	c.addCache(r)
-	c.hits = append(c.hits, hitEntryOf(r, submit, finish))
+	if len(c.hits) == 0 {
+		c.hitAnchor = submit
+	}
+	c.hits = append(c.hits, hitEntryOf(r, c.hitAnchor, submit, finish))
 
 	e := entry{ttftMs: float32(math.NaN()), failed: !r.Successful}
 	if !r.Successful {
