@@ -660,6 +660,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	r.started = r.now()
 	r.mu.Unlock()
 	r.runCtx = ctx
+	defer boundGCHeadroom()() // the exact figures kept per request cost their size, not twice it
 	r.log.Info("run started", "run", r.rec.ID(), "dir", r.rec.Dir(), "workload", r.prep.Config.Workload(),
 		"engine", r.prep.DisplayURL(), "model", r.prep.RequestModel())
 	r.emit(Event{Kind: RunStarted})
