@@ -708,6 +708,8 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	r.started = r.now()
 	r.mu.Unlock()
 	r.runCtx = ctx
+	// The exact figures kept per request cost their size, not twice it.
+	defer boundGCHeadroom(func() uint64 { return r.stats.KeptBytes() + r.tracker.KeptBytes() })()
 	r.log.Info("run started", "run", r.rec.ID(), "dir", r.rec.Dir(), "workload", r.prep.Config.Workload(),
 		"engine", r.prep.DisplayURL(), "model", r.prep.RequestModel())
 	r.emit(Event{Kind: RunStarted})

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/bench/sender"
 	"github.com/kvbench/kvbench/bench/stats"
@@ -390,4 +391,13 @@ func num(v float64) string {
 		return fmt.Sprintf("%d", int64(v))
 	}
 	return fmt.Sprintf("%g", v)
+}
+
+// KeptBytes is the memory of the per-request figures t keeps (the
+// schedule lags, the sustain check's TTFTs): pointer-free, see
+// stats.Collector.KeptBytes.
+func (t *Tracker) KeptBytes() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return uint64(cap(t.lags))*8 + uint64(cap(t.sus.ttft))*uint64(unsafe.Sizeof(sentTTFT{}))
 }

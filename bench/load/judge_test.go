@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/bench/sender"
 )
@@ -192,5 +193,25 @@ func TestGoodput(t *testing.T) {
 	}
 	if l := tr.Live(); l.GoodFraction == nil || *l.GoodFraction != 0.6 {
 		t.Fatalf("live good fraction %v", l.GoodFraction)
+	}
+}
+
+// KeptBytes counts the schedule lag and the sent-order TTFT the tracker
+// keeps per measured request.
+func TestTrackerKeptBytes(t *testing.T) {
+	tr := NewTracker(Settings{})
+	if got := tr.KeptBytes(); got != 0 {
+		t.Fatalf("empty tracker keeps %d bytes, want 0", got)
+	}
+	const n = 1000
+	for range n {
+		r := res(true, 0.1, 0.5, 21)
+		lag := 0.5
+		r.DispatchLagMs = &lag
+		tr.Begin()
+		tr.Finish(r, NotHeld)
+	}
+	if got, want := tr.KeptBytes(), uint64(n*(8+unsafe.Sizeof(sentTTFT{}))); got < want {
+		t.Errorf("%d requests keep %d bytes, want at least %d", n, got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/bench/sender"
 )
@@ -86,6 +87,7 @@ type Collector struct {
 	maxLag                     float64
 	series                     series
 	hits                       []hitEntry // every measured result, for the summary's series
+	hitAnchor                  time.Time  // the first measured submit added: hits' times are from it
 	fig                        figures    // by cache state and serving
 	percentiles                []float64  // --percentiles
 }
@@ -142,7 +144,10 @@ func (c *Collector) Add(r *sender.Result) {
 		}
 	}
 	c.addCache(r)
-	c.hits = append(c.hits, hitEntryOf(r, submit, finish))
+	if len(c.hits) == 0 {
+		c.hitAnchor = submit
+	}
+	c.hits = append(c.hits, hitEntryOf(r, c.hitAnchor, submit, finish))
 
 	e := newEntry(r)
 	if !r.Successful {
@@ -475,4 +480,18 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 		b.Client.P99DispatchLagMs = ptr(Linear(lags, 99))
 	}
 	return b
+}
+
+// KeptBytes is the memory of the per-request samples c keeps for the
+// final figures (their slices' capacity): pointer-free, so the garbage
+// collector never scans it, and what the run's GC headroom leaves out of
+// the heap it lets grow.
+func (c *Collector) KeptBytes() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	const f64, f32 = 8, 4
+	n := uint64(cap(c.decode)+cap(c.prefill)+cap(c.lags))*f64 +
+		uint64(cap(c.gaps))*f32 +
+		uint64(cap(c.hits))*uint64(unsafe.Sizeof(hitEntry{}))
+	return n + c.fig.keptBytes()
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/bench/sender"
 )
@@ -637,5 +638,32 @@ func TestPooledITLWithHistogram(t *testing.T) {
 	// Final can be called again with the same figures.
 	if l2 := c.Final(ClientInfo{}).Latency; !approxp(l2.RoundGapMs.P95, *l.RoundGapMs.P95) {
 		t.Errorf("second Final: %v, first %v", deref(l2.RoundGapMs.P95), *l.RoundGapMs.P95)
+	}
+}
+
+// KeptBytes counts what the collector keeps per measured request for
+// the final figures (its series entry, TTFT and latency at least), and
+// nothing for a request it keeps nothing of.
+func TestKeptBytesGrowsWithTheRequests(t *testing.T) {
+	c := New()
+	if got := c.KeptBytes(); got != 0 {
+		t.Fatalf("empty collector keeps %d bytes, want 0", got)
+	}
+	const n = 1000
+	for i := range n {
+		c.Add(res(fmt.Sprint("r", i), float64(i)*0.001, 0.01, 0.02))
+	}
+	per := uint64(unsafe.Sizeof(hitEntry{})) + 8 + 8 // series entry, TTFT, latency
+	if got := c.KeptBytes(); got < n*per {
+		t.Errorf("%d requests keep %d bytes, want at least %d", n, got, n*per)
+	}
+	w := New()
+	for i := range n {
+		r := res(fmt.Sprint("w", i), 0, 0.01, 0.02)
+		r.Phase = sender.PhaseReference
+		w.Add(r)
+	}
+	if got := w.KeptBytes(); got != 0 {
+		t.Errorf("%d reference requests keep %d bytes, want 0", n, got)
 	}
 }

@@ -348,3 +348,13 @@ func (f *figures) measured(of func(*stateSamples) []float64) []float64 {
 func (f *figures) speedup() Speedup {
 	return speedupOf(f.states[0].ttft, f.warmCold, f.states[1].ttft)
 }
+
+// keptBytes is the capacity of f's sample slices, in bytes.
+func (f *figures) keptBytes() uint64 {
+	n := cap(f.warmCold) + cap(f.ttfo)
+	for i := range f.states {
+		s := &f.states[i]
+		n += cap(s.ttft) + cap(s.tpot) + cap(s.itl) + cap(s.e2)
+	}
+	return uint64(n) * 8
+}

@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+func TestGCPercentFor(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		name       string
+		live, kept uint64
+		base, want int
+	}{
+		{"small heap: the default", 10 * mb, 10 * mb, 100, 100},
+		{"at the headroom: unchanged", 64 * mb, 64 * mb, 100, 100},
+		{"all kept: 64 MB beyond 128 MB", 128 * mb, 128 * mb, 100, 50},
+		{"all kept: 64 MB beyond 256 MB", 256 * mb, 256 * mb, 100, 25},
+		{"1M requests: 100 MB kept of 120 live", 120 * mb, 100 * mb, 100, 53},
+		{"nothing kept (requests in flight): the default", 1024 * mb, 0, 100, 100},
+		{"half kept: the rest's 100%", 512 * mb, 256 * mb, 100, 50},
+		{"never below the floor", 4096 * mb, 4096 * mb, 100, 10},
+		{"never above the user's GOGC", 128 * mb, 128 * mb, 30, 30},
+		{"the user's GOGC for the rest", 512 * mb, 256 * mb, 50, 25},
+		{"GOGC=off stays off", 1024 * mb, 1024 * mb, -1, -1},
+		{"a user's GOGC below the floor is theirs", 1024 * mb, 1024 * mb, 5, 5},
+		{"kept above live (read apart) counts as all", 100 * mb, 200 * mb, 100, 64},
+	} {
+		if got := gcPercentFor(c.live, c.kept, c.base, 64*mb); got != c.want {
+			t.Errorf("%s: gcPercentFor(%d MB live, %d MB kept, %d) = %d, want %d", c.name, c.live/mb, c.kept/mb, c.base, got, c.want)
+		}
+	}
+}
+
+// Bounding the headroom for overlapping runs restores GOGC when the
+// last ends, whatever it set meanwhile.
+func TestBoundGCHeadroomRestores(t *testing.T) {
+	prev := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(prev)
+	if got := gogc(); got != 77 {
+		t.Fatalf("gogc() = %d, want 77", got)
+	}
+	end1 := boundGCHeadroom(func() uint64 { return 1 })
+	end2 := boundGCHeadroom(func() uint64 { return 2 })
+	if got := keptBytes(); got != 3 {
+		t.Fatalf("keptBytes() = %d, want both runs' 3", got)
+	}
+	debug.SetGCPercent(20) // as adjustGC would under a large heap
+	end1()
+	end1() // a second call is a no-op, not a second run ending
+	if got := gogc(); got != 20 {
+		t.Fatalf("GOGC after the first of two runs ended = %d, want 20 (still bounded)", got)
+	}
+	if got := keptBytes(); got != 2 {
+		t.Fatalf("keptBytes() after the first run ended = %d, want 2", got)
+	}
+	end2()
+	if got := gogc(); got != 77 {
+		t.Fatalf("GOGC after both runs ended = %d, want 77", got)
+	}
+}
