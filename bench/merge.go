@@ -279,6 +279,9 @@ func (m *merge) mergeLines(rec *record.Writer) error {
 		return &UsageError{Err: fmt.Errorf("merge: %s: %v", m.shards[0].dir, err)}
 	}
 	m.tracker = load.NewTracker(ls)
+	// As in a run: the figures kept per request get no GC headroom of
+	// their own, so a merge's memory is their size, not twice it.
+	defer boundGCHeadroom(func() uint64 { return m.collector.KeptBytes() + m.tracker.KeptBytes() })()
 	if err := rec.StreamCSV(); err != nil {
 		m.logf("%v (it is written from the merged lines instead)", err)
 	}
