@@ -13,7 +13,6 @@ import (
 
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
-	bsweep "github.com/kvbench/kvbench/bench/sweep"
 	"github.com/kvbench/kvbench/internal/textclean"
 )
 
@@ -169,7 +168,7 @@ func CellLabel(dim string, v float64) string {
 	switch dim {
 	case "concurrency":
 		unit = "in flight"
-	case bsweep.WorkingSet:
+	case record.DimWorkingSet:
 		unit = "tokens"
 	}
 	return strings.TrimSpace(FormatNum(v) + " " + unit)
