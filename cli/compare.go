@@ -82,7 +82,7 @@ without a terminal, it is printed.`,
 						dirs[i] = sdir
 						continue
 					}
-					sdir, ok := visual.ResolveSweep(runsDir, a)
+					sdir, ok := runs.ResolveSweep(runsDir, a)
 					if !ok {
 						return resUsage(err)
 					}
@@ -98,8 +98,8 @@ without a terminal, it is printed.`,
 				if len(gates) > 0 || format != "text" {
 					return Usagef("two sweeps are compared as curves, as text: --gate and --format %s take runs or series", format)
 				}
-				cmp, err := visual.OpenSweeps(runsDir, dirs[0], dirs[1])
-				if errors.Is(err, visual.ErrSweepMismatch) {
+				cmp, err := runs.OpenSweeps(runsDir, dirs[0], dirs[1])
+				if errors.Is(err, runs.ErrSweepMismatch) {
 					return &UsageError{Err: err}
 				}
 				if err != nil {
@@ -108,7 +108,7 @@ without a terminal, it is printed.`,
 				if !noInteractive && IsTTY() {
 					return exitCode(app.Open(cmd.Context(), runsDir, common.OpenCompare{A: dirs[0], B: dirs[1]}))
 				}
-				return cmp.WriteText(cmd.OutOrStdout())
+				return visual.WriteSweepComparison(cmd.OutOrStdout(), cmp)
 			}
 			if !noInteractive && IsTTY() && format == "text" && len(gates) == 0 {
 				return exitCode(app.Open(cmd.Context(), runsDir, common.OpenCompare{A: dirs[0], B: dirs[1]}))

@@ -14,7 +14,6 @@ import (
 	"github.com/kvbench/kvbench/app"
 	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/report"
-	"github.com/kvbench/kvbench/bench/report/visual"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/screens/common"
 )
@@ -64,7 +63,7 @@ JSON with "kind": "series"; one SERIES_ID on a terminal lists its runs.`,
 				if err != nil {
 					if sdir, ok := runs.ResolveSeries(runsDir, a); ok {
 						dir, isSeries = sdir, true
-					} else if sdir, ok := visual.ResolveSweep(runsDir, a); ok {
+					} else if sdir, ok := runs.ResolveSweep(runsDir, a); ok {
 						dir, isSweep = sdir, true
 					} else {
 						return resUsage(err)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/kvbench/kvbench/internal/stat"
+	"github.com/kvbench/kvbench/internal/textclean"
 )
 
 // A series folder (spec/stats.md, `kvbench run --repeat N`): series.json
@@ -184,18 +185,49 @@ type SeriesRecord struct {
 	Summary       SeriesSummary `json:"summary"`
 }
 
-// ReadSeriesRecord reads dir's series.json (a regular file only).
+// maxSeriesBytes caps series.json when reading: a row per run of a few
+// kilobytes each.
+const maxSeriesBytes = 16 << 20
+
+// ReadSeriesRecord reads dir's series.json (a regular file only, at most
+// maxSeriesBytes), its text cleaned (ReadJSON) and its ids, name and
+// metric keys cleaned for one line (CleanText): the one reader of a
+// series, for the explorer, compare and report.
 func ReadSeriesRecord(dir string) (*SeriesRecord, error) {
 	path := filepath.Join(dir, SeriesFile)
-	b, err := ReadRegular(path, 16<<20)
+	b, err := ReadJSON(path, maxSeriesBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", SeriesFile, err)
+	}
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		return nil, fmt.Errorf("read %s: not a JSON object", path)
 	}
 	var f SeriesRecord
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	f.CleanText()
 	return &f, nil
+}
+
+// CleanText cleans for one line the text of a series.json read from
+// disk that is shown on terminals: the series' id, name and times, the
+// runs' ids and the metric keys (STYLE.md, "Text from outside").
+func (f *SeriesRecord) CleanText() {
+	s := &f.Series
+	s.ID, s.Name = textclean.Line(s.ID), textclean.Line(s.Name)
+	s.StartedAt, s.FinishedAt = textclean.Line(s.StartedAt), textclean.Line(s.FinishedAt)
+	f.Tool.Name, f.Tool.Version = textclean.Line(f.Tool.Name), textclean.Line(f.Tool.Version)
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		r.RunID = textclean.Line(r.RunID)
+		for j := range r.Values {
+			r.Values[j].Key = textclean.Line(r.Values[j].Key)
+		}
+	}
+	for i := range f.Summary {
+		f.Summary[i].Key = textclean.Line(f.Summary[i].Key)
+	}
 }
 
 func writeNum(b *bytes.Buffer, v *float64) {

@@ -10,6 +10,10 @@ import (
 	"github.com/kvbench/kvbench/internal/textclean"
 )
 
+// DimWorkingSet is sweep.json's dimension of a sweep over working-set
+// sizes (spec/load.md, "Working-set sweeps: where the cache runs out").
+const DimWorkingSet = "working_set"
+
 // SweepInfo is sweep.json's `sweep` object (spec/load.md).
 type SweepInfo struct {
 	ID            string      `json:"id"`

@@ -143,7 +143,7 @@ func ReadSeries(dir string) *Run {
 		return r
 	}
 	s := f.Series
-	r.Name = textclean.Line(s.Name)
+	r.Name = s.Name
 	r.StartedAt = record.RunInfo{StartedAt: s.StartedAt}.StartedTime()
 	if r.StartedAt.IsZero() {
 		r.StartedAt, _ = parseFolderName(r.ID, "")

@@ -16,7 +16,7 @@ import (
 
 // WorkingSet is the dimension of a sweep over working-set sizes
 // (spec/load.md, "Working-set sweeps: where the cache runs out").
-const WorkingSet = "working_set"
+const WorkingSet = record.DimWorkingSet
 
 // Working-set sweep defaults (docs/cliff.md): a cell passes when its
 // hit ratio is at least DefaultHitTarget of its ideal; the fast tier

@@ -20,7 +20,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/kvbench/kvbench/bench/report/visual"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/screens/common"
 	"github.com/kvbench/kvbench/theme"
@@ -49,7 +48,7 @@ type Screen struct {
 
 	cmp    *runs.Comparison
 	tested *runs.Tested
-	sweep  *visual.SweepComparison
+	sweep  *runs.SweepComparison
 	err    error
 	vp     viewport.Model
 	// chartH is the height of the sweep charts (0: none fit).
@@ -67,7 +66,7 @@ type loadedMsg struct {
 	to     common.ID
 	cmp    *runs.Comparison
 	tested *runs.Tested
-	sweep  *visual.SweepComparison
+	sweep  *runs.SweepComparison
 	err    error
 }
 
@@ -82,18 +81,18 @@ func (s *Screen) Init() tea.Cmd {
 
 // open compares two runs or series (tested rows, and for two runs every
 // figure), or two sweep folders (a name that is no run but a sweep).
-func open(dir, a, b string) (*runs.Comparison, *runs.Tested, *visual.SweepComparison, error) {
+func open(dir, a, b string) (*runs.Comparison, *runs.Tested, *runs.SweepComparison, error) {
 	var sweep [2]bool
 	for i, name := range []string{a, b} {
 		if _, err := runs.Resolve(dir, name); err != nil {
 			if _, series := runs.ResolveSeries(dir, name); !series {
-				_, sweep[i] = visual.ResolveSweep(dir, name)
+				_, sweep[i] = runs.ResolveSweep(dir, name)
 			}
 		}
 	}
 	switch {
 	case sweep[0] && sweep[1]:
-		sc, err := visual.OpenSweeps(dir, a, b)
+		sc, err := runs.OpenSweeps(dir, a, b)
 		return nil, nil, sc, err
 	case sweep[0] || sweep[1]:
 		kind := func(i int) string { return map[bool]string{true: "a sweep", false: "a run or series"}[sweep[i]] }
@@ -124,7 +123,7 @@ func (s *Screen) Comparison() *runs.Comparison { return s.cmp }
 func (s *Screen) Tested() *runs.Tested { return s.tested }
 
 // Sweeps is the sweeps shown, nil until loaded or for runs.
-func (s *Screen) Sweeps() *visual.SweepComparison { return s.sweep }
+func (s *Screen) Sweeps() *runs.SweepComparison { return s.sweep }
 
 const headerLines = 3
 
@@ -230,7 +229,7 @@ func (s *Screen) View() string {
 
 func (s *Screen) sweepView(w int) string {
 	st := s.c.Styles
-	line := func(tag lipgloss.Style, letter string, sw *visual.Sweep) string {
+	line := func(tag lipgloss.Style, letter string, sw *runs.SweepSide) string {
 		return ansi.Truncate(tag.Render(letter)+" "+st.Bold.Render(sw.ID)+"  "+st.Muted.Render(strings.TrimPrefix(sw.Describe(), sw.ID+" ")), w, "…")
 	}
 	out := line(st.SeriesA.Bold(true), "A", s.sweep.A) + "\n" + line(st.SeriesB.Bold(true), "B", s.sweep.B) + "\n" +

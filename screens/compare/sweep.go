@@ -8,7 +8,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/kvbench/kvbench/bench/report/visual"
+	"github.com/kvbench/kvbench/bench/record"
+	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/screens/curve"
 	"github.com/kvbench/kvbench/theme"
 )
@@ -21,14 +22,14 @@ import (
 // figure is one figure of every cell of a sweep, against achieved load.
 type figure struct {
 	title string
-	get   func(c visual.SweepCell) *float64
+	get   func(c record.SweepCell) *float64
 	pct   bool // a fraction shown 0..100
 }
 
 var figures = []figure{
-	{"TTFT p50 (ms)", func(c visual.SweepCell) *float64 { return c.P50TTFTms }, false},
-	{"TTFT p99 (ms)", func(c visual.SweepCell) *float64 { return c.P99TTFTms }, false},
-	{"good fraction (%)", func(c visual.SweepCell) *float64 { return c.GoodFraction }, true},
+	{"TTFT p50 (ms)", func(c record.SweepCell) *float64 { return c.P50TTFTms }, false},
+	{"TTFT p99 (ms)", func(c record.SweepCell) *float64 { return c.P99TTFTms }, false},
+	{"good fraction (%)", func(c record.SweepCell) *float64 { return c.GoodFraction }, true},
 }
 
 // minChartW is the narrowest useful chart.
@@ -36,9 +37,9 @@ const minChartW = 36
 
 // shownCurves are the charts that fit in w, in their display order: the
 // p99 first, then the good fraction (when any cell has one), then the p50.
-func shownCurves(cmp *visual.SweepComparison, w int) []figure {
+func shownCurves(cmp *runs.SweepComparison, w int) []figure {
 	anyGood := false
-	for _, s := range []*visual.Sweep{cmp.A, cmp.B} {
+	for _, s := range []*runs.SweepSide{cmp.A, cmp.B} {
 		for _, c := range s.Cells {
 			anyGood = anyGood || c.GoodFraction != nil
 		}
@@ -58,7 +59,7 @@ func shownCurves(cmp *visual.SweepComparison, w int) []figure {
 	return out
 }
 
-func points(s *visual.Sweep, get func(visual.SweepCell) *float64, scale float64) []canvas.Float64Point {
+func points(s *runs.SweepSide, get func(record.SweepCell) *float64, scale float64) []canvas.Float64Point {
 	var pts []canvas.Float64Point
 	for _, c := range s.Cells {
 		x, y := s.AchievedLoad(c), get(c)
@@ -72,11 +73,11 @@ func points(s *visual.Sweep, get func(visual.SweepCell) *float64, scale float64)
 
 // sweepCharts draws the charts side by side in w x h cells (a title line
 // over each chart).
-func sweepCharts(st *theme.Styles, cmp *visual.SweepComparison, w, h int) string {
+func sweepCharts(st *theme.Styles, cmp *runs.SweepComparison, w, h int) string {
 	cs := shownCurves(cmp, w)
 	cw := w / len(cs)
 	maxX := 0.0
-	for _, s := range []*visual.Sweep{cmp.A, cmp.B} {
+	for _, s := range []*runs.SweepSide{cmp.A, cmp.B} {
 		for _, c := range s.Cells {
 			if x := s.AchievedLoad(c); x != nil {
 				maxX = max(maxX, *x)
@@ -120,7 +121,7 @@ func drawCurves(st *theme.Styles, w, h int, maxX, maxY float64, a, b []canvas.Fl
 }
 
 // sweepLegend names the strokes and the x axis.
-func sweepLegend(st *theme.Styles, cmp *visual.SweepComparison) string {
+func sweepLegend(st *theme.Styles, cmp *runs.SweepComparison) string {
 	x := "achieved req/s"
 	if cmp.A.Dimension == "concurrency" {
 		x = "mean requests in flight"
@@ -130,7 +131,7 @@ func sweepLegend(st *theme.Styles, cmp *visual.SweepComparison) string {
 
 // SweepBody is what scrolls under the charts: the notes, the capacity
 // each sweep found and the cells side by side.
-func SweepBody(cmp *visual.SweepComparison, st *theme.Styles) string {
+func SweepBody(cmp *runs.SweepComparison, st *theme.Styles) string {
 	var b strings.Builder
 	for _, n := range cmp.Notes {
 		b.WriteString(st.Warn.Render(n) + "\n")
@@ -150,7 +151,7 @@ func SweepBody(cmp *visual.SweepComparison, st *theme.Styles) string {
 			widths[i] = max(widths[i], ansi.StringWidth(c))
 		}
 	}
-	span := func(g visual.SweepGroup) int {
+	span := func(g runs.SweepGroup) int {
 		n := 2 * (g.To - g.From)
 		for i := g.From; i <= g.To; i++ {
 			n += widths[i]

@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/kvbench/kvbench/bench/runs"
 )
 
 // Chart names accepted by --chart (spec/report.md), plus trace-cached for
@@ -208,17 +210,7 @@ func logIfWide(a *plot.Axis, lo, hi float64) bool {
 
 // fmtNum prints a number briefly: integers without decimals, others with
 // up to 3 significant decimals.
-func fmtNum(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "n/a"
-	}
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	s := fmt.Sprintf("%.3f", v)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return s
-}
+func fmtNum(v float64) string { return runs.FormatNum(v) }
 
 // ticks are gonum's default ticks labelled with as few decimals as the
 // major ticks need to be exact ("2.5", "0.05", "250"), so two labels

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/kvbench/kvbench/bench/record"
 	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/config"
 )
@@ -71,7 +69,7 @@ func Open(runsDir string, args []string) (*Report, error) {
 	}
 	rep := &Report{}
 	for _, a := range args {
-		if dir, ok := sweepDir(runsDir, a); ok {
+		if dir, ok := runs.SweepDir(runsDir, a); ok {
 			s, err := LoadSweep(dir)
 			if err != nil {
 				return nil, err
@@ -107,19 +105,6 @@ func Open(runsDir string, args []string) (*Report, error) {
 		return nil, usagef("a report shows series, runs or sweeps, one kind: %s is a series", rep.Series[0].ID)
 	}
 	return rep, nil
-}
-
-// sweepDir finds a sweep folder named by id (in runsDir) or by path.
-func sweepDir(runsDir, a string) (string, bool) {
-	if !strings.ContainsRune(a, '/') && !strings.ContainsRune(a, os.PathSeparator) {
-		if d := filepath.Join(runsDir, a); record.IsSweepDir(d) {
-			return d, true
-		}
-	}
-	if record.IsSweepDir(a) {
-		return a, true
-	}
-	return "", false
 }
 
 // chartRuns are the runs the per-request charts draw: the report's runs,

@@ -118,7 +118,7 @@ func (r *Report) sweepPage(pg *page) {
 		{"Cells by status", func(s *Sweep) string {
 			count := map[string]int{}
 			for _, c := range s.Cells {
-				count[s.status(c)]++
+				count[s.Status(c)]++
 			}
 			var parts []string
 			for _, st := range []string{record.CellPass, record.CellFail, record.CellNotSustained, record.CellNotDelivered,
@@ -182,11 +182,11 @@ func (r *Report) sweepPage(pg *page) {
 			pg.Warnings = append(pg.Warnings, fmt.Sprintf("%sthe client was overloaded in %s %s, latencies may be inflated.",
 				who, plural(len(overloaded), "cell", "cells"), strings.Join(overloaded, ", ")))
 		}
-		if ns := s.cellsWith(record.CellNotSustained); len(ns) > 0 {
+		if ns := s.CellsWith(record.CellNotSustained); len(ns) > 0 {
 			pg.Warnings = append(pg.Warnings, fmt.Sprintf("%sthe engine did not sustain the load in %s %s: its queue grew through the cell, so a longer cell would have failed; they count as fails.",
 				who, plural(len(ns), "cell", "cells"), strings.Join(ns, ", ")))
 		}
-		if cut := s.cellsWith(record.CellCut); len(cut) > 0 {
+		if cut := s.CellsWith(record.CellCut); len(cut) > 0 {
 			pg.Warnings = append(pg.Warnings, fmt.Sprintf("%sthe run record of %s %s could not be written completely (disk full or I/O error): the sweep stopped there.",
 				who, plural(len(cut), "cell", "cells"), strings.Join(cut, ", ")))
 		}
@@ -217,7 +217,7 @@ func plural(n int, one, many string) string {
 // list's highest passing value.
 func capValue(ss []*Sweep) func(*Sweep) string {
 	return func(s *Sweep) string {
-		und := s.undeliveredText()
+		und := s.UndeliveredText()
 		if s.MaxValue == nil {
 			switch {
 			case !s.HasSLO && s.GoodputTarget == nil:

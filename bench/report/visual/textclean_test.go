@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/bench/runs"
 	"github.com/kvbench/kvbench/bench/runs/runstest"
 	"github.com/kvbench/kvbench/internal/textclean/cleantest"
 )
@@ -61,12 +62,12 @@ func TestHostileNamesMakeValidReports(t *testing.T) {
 	}
 	parseSVG(t, buf.Bytes())
 	cleantest.Check(t, "sweep curve SVG", buf.String())
-	cmp, err := OpenSweeps(dir, sa, sb)
+	cmp, err := runs.OpenSweeps(dir, sa, sb)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text bytes.Buffer
-	if err := cmp.WriteText(&text); err != nil {
+	if err := WriteSweepComparison(&text, cmp); err != nil {
 		t.Fatal(err)
 	}
 	cleantest.Check(t, "sweep comparison", text.String())
