@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -213,26 +212,19 @@ func (s *seriesRunner) create() error {
 	}
 	started := s.now()
 	base := record.FolderName("series-"+set.Workload, set.Name, started)
-	for i := 1; i < 10000; i++ {
-		id := base
-		if i > 1 {
-			id += "-" + strconv.Itoa(i)
-		}
-		dir := filepath.Join(out, id)
-		err := os.Mkdir(dir, 0o755)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("--output-dir: %v", err)
-		}
-		s.dir = dir
-		s.f = &record.SeriesRecord{SchemaVersion: 1, Tool: record.Tool{Name: "kvbench", Version: bench.Version},
-			Series: record.SeriesInfo{ID: id, Name: set.Name, StartedAt: started.UTC().Format(time.RFC3339), Repeat: s.n},
-			Runs:   []record.SeriesRun{}, Summary: runs.SummariseSeries(nil)}
-		return s.write()
+	id, err := record.NewFolder(out, base)
+	if errors.Is(err, record.ErrFolderNamesTaken) {
+		return fmt.Errorf("--output-dir: %s and its numbered variants are taken", base)
 	}
-	return fmt.Errorf("--output-dir: %s and its numbered variants are taken", base)
+	if err != nil {
+		return fmt.Errorf("--output-dir: %v", err)
+	}
+	dir := filepath.Join(out, id)
+	s.dir = dir
+	s.f = &record.SeriesRecord{SchemaVersion: 1, Tool: record.Tool{Name: "kvbench", Version: bench.Version},
+		Series: record.SeriesInfo{ID: id, Name: set.Name, StartedAt: started.UTC().Format(time.RFC3339), Repeat: s.n},
+		Runs:   []record.SeriesRun{}, Summary: runs.SummariseSeries(nil)}
+	return s.write()
 }
 
 // write stores series.json (after every run, so a crash keeps what ran).

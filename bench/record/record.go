@@ -156,10 +156,36 @@ func FolderName(workload, name string, started time.Time) string {
 	return id
 }
 
+// ErrFolderNamesTaken is NewFolder's error when base and every numbered
+// variant of it exist.
+var ErrFolderNamesTaken = errors.New("the folder name and its numbered variants are taken")
+
+// maxFolderVariants is how many names NewFolder tries: base, base-2, ...
+const maxFolderVariants = 10000
+
+// NewFolder makes a new folder outputDir/base, or base-2, base-3, ...
+// when that is taken: an existing folder is never reused. It returns the
+// id it made, or on failure the id it last tried with os.Mkdir's error,
+// or ErrFolderNamesTaken. Runs, sweeps and series are made by it.
+func NewFolder(outputDir, base string) (string, error) {
+	for i := 1; i <= maxFolderVariants; i++ {
+		id := base
+		if i > 1 {
+			id += "-" + strconv.Itoa(i)
+		}
+		err := os.Mkdir(filepath.Join(outputDir, id), 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return id, err
+	}
+	return base, ErrFolderNamesTaken
+}
+
 // Create makes a new run folder under outputDir (created if missing; ""
 // means RunsDir()) and opens its requests.jsonl. An existing folder is
-// never reused: the name gets -2, -3, ... instead. Errors name the
-// directory that could not be created.
+// never reused: the name gets -2, -3, ... instead (NewFolder). Errors
+// name the directory that could not be created.
 func Create(outputDir, workload, name string, started time.Time) (*Writer, error) {
 	if outputDir == "" {
 		outputDir = RunsDir()
@@ -168,20 +194,14 @@ func Create(outputDir, workload, name string, started time.Time) (*Writer, error
 		return nil, fmt.Errorf("create output directory %s: %w", outputDir, err)
 	}
 	base := FolderName(workload, name, started)
-	for i := 1; ; i++ {
-		id := base
-		if i > 1 {
-			id += "-" + strconv.Itoa(i)
-		}
-		w, err := create(outputDir, id)
-		if errors.Is(err, fs.ErrExist) {
-			if i >= 10000 {
-				return nil, fmt.Errorf("create run folder in %s: %s and its numbered variants are taken", outputDir, base)
-			}
-			continue
-		}
-		return w, err
+	id, err := NewFolder(outputDir, base)
+	if errors.Is(err, ErrFolderNamesTaken) {
+		return nil, fmt.Errorf("create run folder in %s: %s and its numbered variants are taken", outputDir, base)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("create run folder %s: %w", filepath.Join(outputDir, id), err)
+	}
+	return open(outputDir, id)
 }
 
 // CreateNamed creates the run folder outputDir/id exactly (a sweep's
@@ -208,6 +228,12 @@ func create(outputDir, id string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create run folder %s: %w", dir, err)
 	}
+	return open(outputDir, id)
+}
+
+// open opens the record of the new, empty run folder outputDir/id.
+func open(outputDir, id string) (*Writer, error) {
+	dir := filepath.Join(outputDir, id)
 	// The lock comes before the first record file. It is advisory and
 	// best effort: on a file system that cannot lock, the run goes on and
 	// reads as incomplete until its summary is written.

@@ -322,22 +322,14 @@ func (it item) shownRow() Row {
 	return Row{Label: f.Label + it.suffix, Value: v}
 }
 
-func textSections(bs []block) []Section {
-	if len(bs) == 0 {
-		return nil
-	}
-	out := make([]Section, 0, len(bs))
-	for _, b := range bs {
-		rows := make([]Row, len(b.items))
-		for i, it := range b.items {
-			rows[i] = it.textRow()
-		}
-		out = append(out, Section{Title: b.title, Rows: rows})
-	}
-	return out
-}
+// textSections are bs with each item as the text summary words it.
+func textSections(bs []block) []Section { return sections(bs, item.textRow) }
 
-func shownSections(bs []block) []Section {
+// shownSections are bs with each item as the front-ends show it.
+func shownSections(bs []block) []Section { return sections(bs, item.shownRow) }
+
+// sections are bs, each item made a row by row.
+func sections(bs []block, row func(item) Row) []Section {
 	if len(bs) == 0 {
 		return nil
 	}
@@ -345,7 +337,7 @@ func shownSections(bs []block) []Section {
 	for _, b := range bs {
 		rows := make([]Row, len(b.items))
 		for i, it := range b.items {
-			rows[i] = it.shownRow()
+			rows[i] = row(it)
 		}
 		out = append(out, Section{Title: b.title, Rows: rows})
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kvbench/kvbench/internal/errs"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -620,29 +619,22 @@ func (s *sweeper) create() error {
 	}
 	started := s.now()
 	base := record.FolderName("sweep-"+set.Workload, set.Name, started)
-	for i := 1; i < 10000; i++ {
-		id := base
-		if i > 1 {
-			id += "-" + strconv.Itoa(i)
-		}
-		dir := filepath.Join(out, id)
-		err := os.Mkdir(dir, 0o755)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("--output-dir: %v", err)
-		}
-		// Best effort, as a run's: without it the sweep reads as incomplete.
-		s.lock, _ = record.LockDir(dir)
-		s.dir = dir
-		s.f.Sweep.ID = id
-		s.f.Sweep.StartedAt = started.UTC().Format(time.RFC3339)
-		// A valid sweep.json from the start: should the disk fill up
-		// later, the folder still reads as the sweep that it is.
-		return s.write()
+	id, err := record.NewFolder(out, base)
+	if errors.Is(err, record.ErrFolderNamesTaken) {
+		return fmt.Errorf("--output-dir: %s and its numbered variants are taken", base)
 	}
-	return fmt.Errorf("--output-dir: %s and its numbered variants are taken", base)
+	if err != nil {
+		return fmt.Errorf("--output-dir: %v", err)
+	}
+	dir := filepath.Join(out, id)
+	// Best effort, as a run's: without it the sweep reads as incomplete.
+	s.lock, _ = record.LockDir(dir)
+	s.dir = dir
+	s.f.Sweep.ID = id
+	s.f.Sweep.StartedAt = started.UTC().Format(time.RFC3339)
+	// A valid sweep.json from the start: should the disk fill up
+	// later, the folder still reads as the sweep that it is.
+	return s.write()
 }
 
 // write stores sweep.json and sweep.csv (after every cell, so a crash
