@@ -42,11 +42,22 @@ type hitEntry struct {
 	failed         bool
 }
 
+// hitCounts are r's prompt and cached tokens when both are valid counts
+// and cached is no more than prompt: the one rule the series, live and
+// whole-run, count hits by.
+func hitCounts(r *sender.Result) (prompt, cached int32, ok bool) {
+	p, k := r.PromptTokens, r.CachedTokens
+	if p == nil || k == nil || !validCount(*p) || !validCount(*k) || *k > *p {
+		return 0, 0, false
+	}
+	return int32(min(*p, math.MaxInt32)), int32(min(*k, math.MaxInt32)), true
+}
+
 // hitEntryOf is r's entry, its times from anchor.
 func hitEntryOf(r *sender.Result, anchor, submit, finish time.Time) hitEntry {
 	e := hitEntry{submit: submit.Sub(anchor), finish: finish.Sub(anchor), prompt: -1, cached: -1, ttftMs: float32(math.NaN()), failed: !r.Successful}
-	if p, k := r.PromptTokens, r.CachedTokens; p != nil && k != nil && validCount(*p) && validCount(*k) && *k <= *p {
-		e.prompt, e.cached = int32(min(*p, math.MaxInt32)), int32(min(*k, math.MaxInt32))
+	if p, k, ok := hitCounts(r); ok {
+		e.prompt, e.cached = p, k
 	}
 	if r.Successful && r.TTFT != nil {
 		e.ttftMs = float32(finite(*r.TTFT * 1000))

@@ -68,8 +68,8 @@ func newEntry(r *sender.Result) entry {
 	if !r.Successful {
 		e.out = -1
 	}
-	if p, k := r.PromptTokens, r.CachedTokens; p != nil && k != nil && validCount(*p) && validCount(*k) && *k <= *p {
-		e.cached = int32(min(*k, math.MaxInt32))
+	if _, k, ok := hitCounts(r); ok {
+		e.cached = k
 	}
 	return e
 }
