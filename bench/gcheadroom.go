@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -18,10 +19,32 @@ import (
 // own. They hold no pointers, so the collections this adds mark nothing
 // more; a run whose live heap is mostly requests in flight (an engine
 // that falls behind an open-loop rate) keeps the default.
+//
+// A merge reads a record back: no request waits on a collection, so it
+// leaves less headroom (mergeBound), collecting more often for a smaller
+// peak, and sets a soft memory limit a little above the live heap, so
+// the pages each collection frees go back to the system at once rather
+// than when the background scavenger gets to them (the user's own
+// GOMEMLIMIT, if lower, holds). With runs and merges going at once
+// (tests), the smallest headroom asked for holds, and the limit if any
+// asks for it.
 const (
 	gcHeadroom   = 64 << 20
 	gcMinPercent = 10 // the most often a collection runs: every 10% of the live heap
-	gcEvery      = time.Second
+	gcEvery      = 250 * time.Millisecond
+)
+
+// gcBound is what a run asks of the collector: at least headroom bytes
+// beyond the live heap, and with limit a soft memory limit of twice that
+// beyond it.
+type gcBound struct {
+	headroom uint64
+	limit    bool
+}
+
+var (
+	runBound   = gcBound{headroom: gcHeadroom}
+	mergeBound = gcBound{headroom: 8 << 20, limit: true}
 )
 
 // gcPercentFor is the GOGC that lets the heap grow beyond live by what
@@ -41,33 +64,42 @@ func gcPercentFor(live, kept uint64, base int, headroom uint64) int {
 // in tests, and the first to start restores the setting when the last
 // ends.
 var gcBounder struct {
-	mu     sync.Mutex             // starts and ends
-	keptMu sync.Mutex             // runs, read by the adjuster
-	runs   map[*int]func() uint64 // each run's kept figures, by a key of its own
+	mu     sync.Mutex        // starts and ends
+	keptMu sync.Mutex        // runs, read by the adjuster
+	runs   map[*int]boundRun // each run's, by a key of its own
 	base   int
+	limit  int64 // the memory limit before the first run
 	stop   chan struct{}
 	ended  chan struct{}
 }
 
-// boundGCHeadroom starts bounding the collector's headroom for a run
-// whose kept figures take kept() bytes, and returns the function that
-// ends it (restoring GOGC when no other run is going).
-func boundGCHeadroom(kept func() uint64) func() {
+// boundRun is one run's or merge's part in the bound: its kept figures'
+// bytes and what it asks for.
+type boundRun struct {
+	kept  func() uint64
+	bound gcBound
+}
+
+// boundGCHeadroom starts bounding the collector's headroom as bound asks
+// for a run whose kept figures take kept() bytes, and returns the
+// function that ends it (restoring GOGC and the memory limit when no
+// other run is going).
+func boundGCHeadroom(kept func() uint64, bound gcBound) func() {
 	b := &gcBounder
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	key := new(int)
 	b.keptMu.Lock()
 	if b.runs == nil {
-		b.runs = map[*int]func() uint64{}
+		b.runs = map[*int]boundRun{}
 	}
-	b.runs[key] = kept
+	b.runs[key] = boundRun{kept: kept, bound: bound}
 	first := len(b.runs) == 1
 	b.keptMu.Unlock()
 	if first {
-		b.base = gogc()
+		b.base, b.limit = gogc(), debug.SetMemoryLimit(-1)
 		b.stop, b.ended = make(chan struct{}), make(chan struct{})
-		go adjustGC(b.base, b.stop, b.ended)
+		go adjustGC(b.base, b.limit, b.stop, b.ended)
 	}
 	var once sync.Once
 	return func() {
@@ -82,21 +114,25 @@ func boundGCHeadroom(kept func() uint64) func() {
 				close(b.stop)
 				<-b.ended
 				debug.SetGCPercent(b.base)
+				debug.SetMemoryLimit(b.limit)
 			}
 		})
 	}
 }
 
-// keptBytes is what the runs going keep, together.
-func keptBytes() uint64 {
+// keptBytes is what the runs going keep, together, and the bound they
+// ask for together: the smallest headroom, a limit if any asks for one.
+func keptBytes() (kept uint64, bound gcBound) {
 	b := &gcBounder
 	b.keptMu.Lock()
 	defer b.keptMu.Unlock()
-	var n uint64
-	for _, f := range b.runs {
-		n += f()
+	bound.headroom = gcHeadroom
+	for _, r := range b.runs {
+		kept += r.kept()
+		bound.headroom = min(bound.headroom, r.bound.headroom)
+		bound.limit = bound.limit || r.bound.limit
 	}
-	return n
+	return kept, bound
 }
 
 // gogc is the GOGC setting in effect (-1: off), read without changing
@@ -114,13 +150,14 @@ func gogc() int {
 	return int(v)
 }
 
-// adjustGC sets GOGC from the live heap every gcEvery until stop.
-func adjustGC(base int, stop <-chan struct{}, ended chan<- struct{}) {
+// adjustGC sets GOGC (and the memory limit, if asked for: never above
+// baseLimit) from the live heap every gcEvery until stop.
+func adjustGC(base int, baseLimit int64, stop <-chan struct{}, ended chan<- struct{}) {
 	defer close(ended)
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	t := time.NewTicker(gcEvery)
 	defer t.Stop()
-	set := base
+	set, limit := base, baseLimit
 	for {
 		select {
 		case <-stop:
@@ -131,9 +168,19 @@ func adjustGC(base int, stop <-chan struct{}, ended chan<- struct{}) {
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			return
 		}
-		if p := gcPercentFor(sample[0].Value.Uint64(), keptBytes(), base, gcHeadroom); p != set {
+		live := sample[0].Value.Uint64()
+		kept, bound := keptBytes()
+		if p := gcPercentFor(live, kept, base, bound.headroom); p != set {
 			debug.SetGCPercent(p)
 			set = p
+		}
+		lim := baseLimit
+		if bound.limit && base >= 0 {
+			lim = min(baseLimit, int64(min(live+2*bound.headroom, math.MaxInt64/2)))
+		}
+		if lim != limit {
+			debug.SetMemoryLimit(lim)
+			limit = lim
 		}
 	}
 }

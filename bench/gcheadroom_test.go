@@ -2,6 +2,7 @@ package bench
 
 import (
 	"runtime/debug"
+	"time"
 	"testing"
 )
 
@@ -40,10 +41,10 @@ func TestBoundGCHeadroomRestores(t *testing.T) {
 	if got := gogc(); got != 77 {
 		t.Fatalf("gogc() = %d, want 77", got)
 	}
-	end1 := boundGCHeadroom(func() uint64 { return 1 })
-	end2 := boundGCHeadroom(func() uint64 { return 2 })
-	if got := keptBytes(); got != 3 {
-		t.Fatalf("keptBytes() = %d, want both runs' 3", got)
+	end1 := boundGCHeadroom(func() uint64 { return 1 }, mergeBound)
+	end2 := boundGCHeadroom(func() uint64 { return 2 }, runBound)
+	if got, bound := keptBytes(); got != 3 || bound != mergeBound {
+		t.Fatalf("keptBytes() = %d, %+v, want both runs' 3 and the merge's bound %+v", got, bound, mergeBound)
 	}
 	debug.SetGCPercent(20) // as adjustGC would under a large heap
 	end1()
@@ -51,11 +52,40 @@ func TestBoundGCHeadroomRestores(t *testing.T) {
 	if got := gogc(); got != 20 {
 		t.Fatalf("GOGC after the first of two runs ended = %d, want 20 (still bounded)", got)
 	}
-	if got := keptBytes(); got != 2 {
-		t.Fatalf("keptBytes() after the first run ended = %d, want 2", got)
+	if got, bound := keptBytes(); got != 2 || bound != runBound {
+		t.Fatalf("keptBytes() after the first run ended = %d, %+v, want 2 and the run's bound %+v", got, bound, runBound)
 	}
 	end2()
 	if got := gogc(); got != 77 {
 		t.Fatalf("GOGC after both runs ended = %d, want 77", got)
+	}
+}
+
+// A merge's bound sets a soft memory limit near the live heap (never
+// above the user's), and its end restores the user's limit.
+func TestMergeBoundLimitsMemory(t *testing.T) {
+	const user = 1 << 40
+	prev := debug.SetMemoryLimit(user)
+	defer debug.SetMemoryLimit(prev)
+	end := boundGCHeadroom(func() uint64 { return 0 }, mergeBound)
+	deadline := time.Now().Add(5 * time.Second)
+	for debug.SetMemoryLimit(-1) == user && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := debug.SetMemoryLimit(-1)
+	end()
+	if got >= user {
+		t.Fatalf("memory limit during a merge %d, want one near the live heap", got)
+	}
+	if after := debug.SetMemoryLimit(-1); after != user {
+		t.Fatalf("memory limit after the merge %d, want the user's %d", after, int64(user))
+	}
+	// A run's bound sets none.
+	end = boundGCHeadroom(func() uint64 { return 0 }, runBound)
+	time.Sleep(3 * gcEvery)
+	got = debug.SetMemoryLimit(-1)
+	end()
+	if got != user {
+		t.Fatalf("memory limit during a run %d, want the user's %d", got, int64(user))
 	}
 }

@@ -17,7 +17,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/bench/load"
 	"github.com/kvbench/kvbench/bench/record"
@@ -73,7 +75,7 @@ type shardFolder struct {
 	summary *record.Summary            // nil when the shard wrote none
 
 	file    *os.File
-	lines   []indexEntry // its request lines, by submit time
+	lines   shardLines // its request lines, by submit time
 	info    record.ShardInfo
 	corrupt int
 }
@@ -89,6 +91,51 @@ type indexEntry struct {
 	shard  int32
 }
 
+// lineRef is where one of a shard's lines is, once the index is in
+// submit order: 24 bytes.
+type lineRef struct {
+	submit float64
+	off    int64
+	length int32
+	shard  int32
+}
+
+// shardLines are a shard's lines in submit order, in chunks of
+// lineChunk that the merge lets go of as it passes them: the index
+// shrinks while the merged figures grow, so a merge's peak is not both.
+type shardLines struct {
+	chunks [][]lineRef
+	n      int
+}
+
+const lineChunk = 1 << 14
+
+// at is line i.
+func (l *shardLines) at(i int) *lineRef { return &l.chunks[i/lineChunk][i%lineChunk] }
+
+// passed lets go of the chunk line i follows when i starts a new one.
+func (l *shardLines) passed(i int) {
+	if i > 0 && i%lineChunk == 0 {
+		l.chunks[i/lineChunk-1] = nil
+	}
+}
+
+// linesOf copies index's entries (one shard's, in submit order) into
+// chunks.
+func linesOf(index []indexEntry) shardLines {
+	l := shardLines{n: len(index)}
+	for len(index) > 0 {
+		part := index[:min(len(index), lineChunk)]
+		index = index[len(part):]
+		c := make([]lineRef, len(part))
+		for i, e := range part {
+			c[i] = lineRef{submit: e.submit, off: e.off, length: e.length, shard: e.shard}
+		}
+		l.chunks = append(l.chunks, c)
+	}
+	return l
+}
+
 // Merge turns the folders of a sharded run into one ordinary run folder
 // (spec/scale-out.md): it checks the folders are the shards of one run,
 // writes every request line ordered by submit time, and recomputes the
@@ -96,16 +143,21 @@ type indexEntry struct {
 // Problems with the set of folders are *UsageError.
 //
 // It reads each shard's lines twice: an index pass (where each line is,
-// by submit time: 32 bytes a line) and the merge, a k-way merge of the
-// shards that decodes each line once. The lines themselves are never
-// held; what grows with them is the index and the figures the summary
-// is computed from, as in a run.
+// by submit time: 24 bytes a line once checked) and the merge, a k-way
+// merge of the shards that decodes each line once. The lines themselves
+// are never held; what grows with them is the figures the summary is
+// computed from, as in a run, while the index shrinks as the merge passes
+// it (docs/scale-out.md "Merging at scale").
 func Merge(o MergeOptions) (*Merged, error) {
 	m, err := openMerge(o)
 	if err != nil {
 		return nil, err
 	}
 	defer m.close()
+	// As in a run: the figures kept per request (and here the index) get
+	// no GC headroom of their own, so a merge's memory is their size, not
+	// twice it.
+	defer boundGCHeadroom(m.keptBytes, mergeBound)()
 	if err := m.index(); err != nil {
 		return nil, err
 	}
@@ -143,12 +195,19 @@ type merge struct {
 
 	collector *stats.Collector
 	tracker   *load.Tracker
+	lines     int           // indexed, in every shard
+	indexed   atomic.Uint64 // bytes of the shards' indexes
 }
+
+// keptBytes is the memory of the index and the figures kept per request
+// (the tracker of a merge keeps none), as boundGCHeadroom reads it from
+// its own goroutine.
+func (m *merge) keptBytes() uint64 { return m.indexed.Load() + m.collector.KeptBytes() }
 
 // openMerge reads the shard folders and their config, and rebuilds the
 // run's workload from the record.
 func openMerge(o MergeOptions) (*merge, error) {
-	m := &merge{o: o, logf: func(string, ...any) {}}
+	m := &merge{o: o, logf: func(string, ...any) {}, collector: stats.New()}
 	if o.Logf != nil {
 		// Warnings name the shard folders: text from outside, cleaned.
 		m.logf = func(f string, a ...any) { o.Logf("%s", textclean.Line(fmt.Sprintf(f, a...))) }
@@ -227,17 +286,25 @@ func (m *merge) close() {
 	}
 }
 
-// index is the index pass over every shard (32 bytes a line), the
-// check that no request id is repeated, and each shard's lines put in
-// submit order.
+// index is the index pass over every shard, the check that no request
+// id is repeated, and each shard's lines put in submit order. Each
+// shard's index is put in order and into its chunks as soon as it is
+// read, so what the pass keeps is 24 bytes a line and each line's id
+// hash (8 bytes, until checked).
 func (m *merge) index() error {
-	var index []indexEntry
+	var ids []uint64
 	for i, s := range m.shards {
 		entries, err := indexShard(s, int32(i), m.owner, m.cfg.Workload())
 		if err != nil {
 			return err
 		}
-		index = append(index, entries...)
+		for _, e := range entries {
+			ids = append(ids, e.id)
+		}
+		bySubmit(entries)
+		s.lines = linesOf(entries)
+		m.lines += len(entries)
+		m.indexed.Add(uint64(len(entries)) * uint64(unsafe.Sizeof(lineRef{})))
 		if s.corrupt > 0 {
 			m.logf("%s: %d unreadable line(s) of %s skipped", s.dir, s.corrupt, record.RequestsFile)
 		}
@@ -245,11 +312,59 @@ func (m *merge) index() error {
 			m.logf("%s has no %s (the shard did not finish): merged from its lines, marked interrupted", s.dir, record.SummaryFile)
 		}
 	}
-	if err := checkRepeatedIDs(m.shards, index); err != nil {
-		return err
+	if dup := repeatedHashes(ids); len(dup) > 0 {
+		// Lines that share an id hash: read again, to compare their ids.
+		var again []indexEntry
+		for i, s := range m.shards {
+			e, err := linesHashed(s, int32(i), dup)
+			if err != nil {
+				return err
+			}
+			again = append(again, e...)
+		}
+		if err := checkRepeatedIDs(m.shards, again); err != nil {
+			return err
+		}
 	}
-	byShardThenSubmit(m.shards, index)
 	return nil
+}
+
+// repeatedHashes are the hashes ids holds more than once (ids is
+// sorted in place).
+func repeatedHashes(ids []uint64) map[uint64]bool {
+	slices.Sort(ids)
+	var dup map[uint64]bool
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			if dup == nil {
+				dup = map[uint64]bool{}
+			}
+			dup[ids[i]] = true
+		}
+	}
+	return dup
+}
+
+// linesHashed are the index entries of the lines of s whose request id
+// hashes to one of hashes, read again from its file.
+func linesHashed(s *shardFolder, shard int32, hashes map[uint64]bool) ([]indexEntry, error) {
+	if s.file == nil {
+		return nil, nil
+	}
+	var out []indexEntry
+	size, err := s.file.Seek(0, io.SeekEnd)
+	if err == nil {
+		_, err = record.EachRequest(io.NewSectionReader(s.file, 0, size), true, func(at record.LineAt, l *sender.Result) error {
+			if h := idHash(l.RequestID); hashes[h] {
+				out = append(out, indexEntry{submit: l.SubmitTime, off: at.Start, id: h, length: int32(at.Len), shard: shard})
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("merge: read %s: %v", filepath.Join(s.dir, record.RequestsFile), err)
+	}
+	return out, nil
 }
 
 // create makes the merged run's folder with its config.json.
@@ -272,16 +387,14 @@ func (m *merge) create() (*record.Writer, error) {
 // mergeLines writes the merged lines (and their CSV rows) and feeds each
 // to the collector, the workload and the load tracker, in submit order.
 func (m *merge) mergeLines(rec *record.Writer) error {
-	m.collector = stats.New()
+	m.collector.Offline(m.lines)
 	m.collector.SetPercentiles(m.cfg.Percentiles())
 	ls, err := load.FromConfig(m.cfg)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("merge: %s: %v", m.shards[0].dir, err)}
 	}
 	m.tracker = load.NewTracker(ls)
-	// As in a run: the figures kept per request get no GC headroom of
-	// their own, so a merge's memory is their size, not twice it.
-	defer boundGCHeadroom(func() uint64 { return m.collector.KeptBytes() + m.tracker.KeptBytes() })()
+	m.tracker.Offline(m.collector.SortedLags)
 	if err := rec.StreamCSV(); err != nil {
 		m.logf("%v (it is written from the merged lines instead)", err)
 	}
@@ -737,28 +850,16 @@ func checkRepeatedIDs(shards []*shardFolder, index []indexEntry) error {
 	return nil
 }
 
-// byShardThenSubmit orders an index shard by shard, each shard's lines
-// by submit time (position breaking ties, as the file had them): a
-// shard's file is in finish order, the k-way merge takes each shard's
-// lines by submit time. It hands each shard its part of index.
-func byShardThenSubmit(shards []*shardFolder, index []indexEntry) {
+// bySubmit orders a shard's index by submit time (position breaking
+// ties, as the file had them): a shard's file is in finish order, the
+// k-way merge takes each shard's lines by submit time.
+func bySubmit(index []indexEntry) {
 	slices.SortFunc(index, func(x, y indexEntry) int {
-		if c := cmp.Compare(x.shard, y.shard); c != 0 {
-			return c
-		}
 		if c := cmp.Compare(x.submit, y.submit); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.off, y.off)
 	})
-	for i := 0; i < len(index); {
-		j := i
-		for j < len(index) && index[j].shard == index[i].shard {
-			j++
-		}
-		shards[index[i].shard].lines = index[i:j:j]
-		i = j
-	}
 }
 
 // lineID reads the request id of an indexed line again.
@@ -787,7 +888,7 @@ type shardCursor struct {
 
 // line is the cursor's line, valid until the next call.
 func (c *shardCursor) line() ([]byte, error) {
-	e := c.s.lines[c.pos]
+	e := c.s.lines.at(c.pos)
 	end := e.off + int64(e.length)
 	if e.off >= c.winOff && end <= c.winOff+int64(len(c.win)) {
 		return c.win[e.off-c.winOff : end-c.winOff], nil
@@ -816,7 +917,7 @@ type cursorHeap []*shardCursor
 
 func (h cursorHeap) Len() int { return len(h) }
 func (h cursorHeap) Less(i, j int) bool {
-	x, y := h[i].s.lines[h[i].pos], h[j].s.lines[h[j].pos]
+	x, y := h[i].s.lines.at(h[i].pos), h[j].s.lines.at(h[j].pos)
 	if x.submit != y.submit {
 		return x.submit < y.submit
 	}
@@ -837,7 +938,7 @@ func (h *cursorHeap) Pop() any {
 func writeMerged(rec *record.Writer, shards []*shardFolder, add func(*sender.Result)) error {
 	var h cursorHeap
 	for _, s := range shards {
-		if len(s.lines) > 0 {
+		if s.lines.n > 0 {
 			h = append(h, &shardCursor{s: s})
 		}
 	}
@@ -853,7 +954,7 @@ func writeMerged(rec *record.Writer, shards []*shardFolder, add func(*sender.Res
 		}
 		r := new(sender.Result)
 		if !d.Decode(line, r) {
-			return fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(c.s.dir, record.RequestsFile), c.s.lines[c.pos].off)
+			return fmt.Errorf("read %s: line at byte %d changed during the merge", filepath.Join(c.s.dir, record.RequestsFile), c.s.lines.at(c.pos).off)
 		}
 		add(r)
 		rows = append(rows, r)
@@ -867,11 +968,12 @@ func writeMerged(rec *record.Writer, shards []*shardFolder, add func(*sender.Res
 			clear(rows)
 			rows = rows[:0]
 		}
-		if c.pos++; c.pos < len(c.s.lines) {
+		if c.pos++; c.pos < c.s.lines.n {
+			c.s.lines.passed(c.pos)
 			heap.Fix(&h, 0)
 		} else {
 			heap.Pop(&h)
-			c.s.lines = nil
+			c.s.lines = shardLines{}
 		}
 	}
 	return rec.AppendLines(batch.Bytes(), rows...)

@@ -709,7 +709,7 @@ func (r *Runner) Run(ctx context.Context) Finish {
 	r.mu.Unlock()
 	r.runCtx = ctx
 	// The exact figures kept per request cost their size, not twice it.
-	defer boundGCHeadroom(func() uint64 { return r.stats.KeptBytes() + r.tracker.KeptBytes() })()
+	defer boundGCHeadroom(func() uint64 { return r.stats.KeptBytes() + r.tracker.KeptBytes() }, runBound)()
 	r.log.Info("run started", "run", r.rec.ID(), "dir", r.rec.Dir(), "workload", r.prep.Config.Workload(),
 		"engine", r.prep.DisplayURL(), "model", r.prep.RequestModel())
 	r.emit(Event{Kind: RunStarted})

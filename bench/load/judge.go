@@ -133,11 +133,27 @@ type Tracker struct {
 	recent              [100]Hold // last requests: 0..2 a Hold, -1 on time
 	recentN             int
 	sus                 sustain
+	// sortedLags, when set (Offline), are the schedule lags, read at the
+	// end: t keeps none of its own.
+	sortedLags func() []float64
 }
 
 // NewTracker returns a tracker for a run with settings s.
 func NewTracker(s Settings) *Tracker {
 	return &Tracker{s: s, limit: LagLimitMs(s)}
+}
+
+// Offline makes t the tracker of a record read back, as a merge reads
+// shards: it keeps no figure per request. The schedule lags are read,
+// sorted, from sortedLags when the block is made (the dispatch lags the
+// merge's collector keeps of the same requests: the same figure), and
+// the TTFTs in the order sent are not kept, since TTFTThirds is a live
+// sweep cell's and a merged summary has none (TTFTThirds then says nil).
+// Call it before the first Begin.
+func (t *Tracker) Offline(sortedLags func() []float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sortedLags, t.sus.noOrder = sortedLags, true
 }
 
 // LagLimitMs is the p99 schedule lag a delivered run may have:
@@ -175,7 +191,9 @@ func (t *Tracker) Finish(r *sender.Result, hold Hold) {
 	state := Hold(-1)
 	if r.DispatchLagMs != nil {
 		lag := *r.DispatchLagMs
-		t.lags = append(t.lags, lag)
+		if t.sortedLags == nil {
+			t.lags = append(t.lags, lag)
+		}
 		sch := r.Submit.Add(-time.Duration(lag * float64(time.Millisecond)))
 		if t.firstSch.IsZero() || sch.Before(t.firstSch) {
 			t.firstSch = sch
@@ -314,9 +332,14 @@ func (t *Tracker) Final(elapsed float64, hb *HoldBack, overload []string) (Block
 		m := t.latSum / elapsed
 		b.MeanConcurrency = &m
 	}
-	if len(t.lags) > 0 {
-		lags := append([]float64(nil), t.lags...)
+	lags := t.lags
+	if t.sortedLags != nil {
+		lags = t.sortedLags()
+	} else if len(lags) > 0 {
+		lags = append([]float64(nil), lags...)
 		sort.Float64s(lags)
+	}
+	if len(lags) > 0 {
 		b.ScheduleLagP50ms = ptr(stats.Linear(lags, 50))
 		b.ScheduleLagP99ms = ptr(stats.Linear(lags, 99))
 		b.ScheduleLagMaxms = ptr(lags[len(lags)-1])

@@ -1,6 +1,8 @@
 package load
 
 import (
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +215,41 @@ func TestTrackerKeptBytes(t *testing.T) {
 	}
 	if got, want := tr.KeptBytes(), uint64(n*(8+unsafe.Sizeof(sentTTFT{}))); got < want {
 		t.Errorf("%d requests keep %d bytes, want at least %d", n, got, want)
+	}
+}
+
+// An offline tracker (a merge's) keeps nothing per request: its schedule
+// lags are the ones it is given at the end, and its block is the one a
+// live tracker fed the same requests makes; TTFTThirds has none.
+func TestOfflineTrackerKeepsNothing(t *testing.T) {
+	s := Settings{Rate: 100, Arrival: Constant}
+	live, off := NewTracker(s), NewTracker(s)
+	var given []float64
+	off.Offline(func() []float64 { return given })
+	for i := range 200 {
+		r := res(true, 0.1, 0.5, 21)
+		r.Submit = time.Unix(1000, 0).Add(time.Duration(i) * 10 * time.Millisecond)
+		lag := float64((i*37)%50) * 0.1
+		r.DispatchLagMs = &lag
+		given = append(given, lag)
+		for _, tr := range []*Tracker{live, off} {
+			tr.Begin()
+			tr.Finish(r, NotHeld)
+		}
+	}
+	if got := off.KeptBytes(); got != 0 {
+		t.Errorf("offline tracker keeps %d bytes, want 0", got)
+	}
+	sort.Float64s(given)
+	lb, _ := live.Final(2, nil, nil)
+	ob, _ := off.Final(2, nil, nil)
+	if !reflect.DeepEqual(lb, ob) {
+		t.Fatalf("offline block %+v, live %+v", ob, lb)
+	}
+	if f, l := off.TTFTThirds(); f != nil || l != nil {
+		t.Errorf("offline TTFTThirds %v %v, want none", f, l)
+	}
+	if f, _ := live.TTFTThirds(); f == nil {
+		t.Error("live TTFTThirds nil")
 	}
 }

@@ -86,10 +86,17 @@ type Collector struct {
 	lags                       []float64
 	maxLag                     float64
 	series                     series
-	hits                       []hitEntry // every measured result, for the summary's series
-	hitAnchor                  time.Time  // the first measured submit added: hits' times are from it
-	fig                        figures    // by cache state and serving
-	percentiles                []float64  // --percentiles
+	hits                       []hitEntry    // every measured result, for the summary's series
+	hitAnchor                  time.Time     // the first measured submit added: hits' times are from it
+	hitFirst                   time.Duration // the earliest measured submit, from hitAnchor
+	fig                        figures       // by cache state and serving
+	percentiles                []float64     // --percentiles
+
+	// offline is a record read back (a merge): nothing watches its live
+	// view, so the live series keeps nothing, and the samples of every
+	// measured result are sized for expect of them when first kept.
+	offline bool
+	expect  int
 }
 
 // SetPercentiles sets the percentiles of the serving figures and of the
@@ -98,6 +105,28 @@ func (c *Collector) SetPercentiles(ps []float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.percentiles = slices.Clone(ps)
+}
+
+// Offline makes c the collector of a record read back, as a merge reads
+// shards: Snapshot's Series stays empty (nothing watches it, and a live
+// series of a read-back record would keep every entry, since no second
+// of it ever completes on the clock), and the samples every measured
+// result gives are sized for at most n results at their first, so they
+// never grow by copying (a growing slice holds its old and new arrays at
+// once). Call it before the first Add.
+func (c *Collector) Offline(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offline, c.expect = true, max(n, 0)
+}
+
+// sized is s with room for c's expected results when c is offline and s
+// has none yet.
+func sized[T any](c *Collector, s []T) []T {
+	if c.offline && s == nil && c.expect > 0 {
+		return make([]T, 0, c.expect)
+	}
+	return s
 }
 
 // New returns a Collector reading time.Now.
@@ -138,7 +167,7 @@ func (c *Collector) Add(r *sender.Result) {
 	c.agg.Add(r)
 	if r.DispatchLagMs != nil {
 		lag := finite(*r.DispatchLagMs)
-		c.lags = append(c.lags, lag)
+		c.lags = append(sized(c, c.lags), lag)
 		if len(c.lags) == 1 || lag > c.maxLag {
 			c.maxLag = lag
 		}
@@ -147,7 +176,8 @@ func (c *Collector) Add(r *sender.Result) {
 	if len(c.hits) == 0 {
 		c.hitAnchor = submit
 	}
-	c.hits = append(c.hits, hitEntryOf(r, c.hitAnchor, submit, finish))
+	c.hitFirst = min(c.hitFirst, submit.Sub(c.hitAnchor))
+	c.hits = append(sized(c, c.hits), hitEntryOf(r, c.hitAnchor, finish))
 
 	e := newEntry(r)
 	if !r.Successful {
@@ -155,7 +185,7 @@ func (c *Collector) Add(r *sender.Result) {
 		if r.CacheState != sender.StateCold && r.CacheState != sender.StateReused {
 			c.failedUnverified++
 		}
-		c.series.add(submit, finish, e)
+		c.addSeries(submit, finish, e)
 		return
 	}
 	if r.TTFT != nil {
@@ -167,7 +197,7 @@ func (c *Collector) Add(r *sender.Result) {
 	}
 	if r.DecodeSpeed != nil {
 		dec := finite(*r.DecodeSpeed)
-		c.decode = append(c.decode, dec)
+		c.decode = append(sized(c, c.decode), dec)
 		c.sumDecode += dec
 	}
 	lat := finite(r.RequestLatency * 1000)
@@ -177,8 +207,15 @@ func (c *Collector) Add(r *sender.Result) {
 	c.inTokens = addCount(c.inTokens, in)
 	c.outTokens = addCount(c.outTokens, out)
 	e.out = int32(min(out, math.MaxInt32))
-	c.series.add(submit, finish, e)
+	c.addSeries(submit, finish, e)
 	c.addLatency(r)
+}
+
+// addSeries places a result in the live series, unless c is offline.
+func (c *Collector) addSeries(submit, finish time.Time, e entry) {
+	if !c.offline {
+		c.series.add(submit, finish, e)
+	}
 }
 
 func (c *Collector) addCache(r *sender.Result) {
@@ -387,28 +424,32 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	defer c.mu.Unlock()
 
 	var b Blocks
-	b.Series = secondSeries(c.hits)
+	b.Series = secondSeries(c.hits, c.hitFirst)
 	el := c.elapsed()
-	// Sorted in place: no figure depends on the order of samples.
+	// Sorted in place: no figure depends on the order of samples. The
+	// cache states' samples of one figure are pooled at a time.
 	c.fig.sortAll()
-	ttft, lat := c.fig.measuredTTFT(), c.fig.measuredLatency()
+	pool := &pooled{f: &c.fig}
 	slices.Sort(c.decode)
 	dec := c.decode
+	ttft := pool.of(ttftOf)
+	ttftN, p50TTFT, p90TTFT, p99TTFT := len(ttft), optLinear(ttft, 50), optLinear(ttft, 90), optLinear(ttft, 99)
+	lat := pool.of(e2Of)
 	b.Results = Results{
 		TotalRequests:        c.done,
 		SuccessfulRequests:   c.done - c.failed,
 		FailedRequests:       c.failed,
 		ElapsedTime:          el,
-		MeanTTFTms:           optMean(c.sumTTFT, len(ttft)),
+		MeanTTFTms:           optMean(c.sumTTFT, ttftN),
 		MeanDecodeSpeed:      optMean(c.sumDecode, len(dec)),
 		MeanRequestLatencyMs: optMean(c.sumLat, len(lat)),
 		InputThroughput:      perSecond(c.inTokens, el),
 		OutputThroughput:     perSecond(c.outTokens, el),
 		TotalInputTokens:     c.inTokens,
 		TotalOutputTokens:    c.outTokens,
-		P50TTFTms:            optLinear(ttft, 50),
-		P90TTFTms:            optLinear(ttft, 90),
-		P99TTFTms:            optLinear(ttft, 99),
+		P50TTFTms:            p50TTFT,
+		P90TTFTms:            p90TTFT,
+		P99TTFTms:            p99TTFT,
 		P50DecodeSpeed:       optLinear(dec, 50),
 		P90DecodeSpeed:       optLinear(dec, 90),
 		P99DecodeSpeed:       optLinear(dec, 99),
@@ -463,7 +504,7 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	b.Latency.AggregatePrefillTPS = c.agg.Value()
 
 	b.ByCacheState = c.fig.byState(c.percentiles)
-	b.Serving = c.fig.serving(c.percentiles, c.done-c.failed, c.inTokens, c.outTokens, el)
+	b.Serving = c.fig.serving(pool, c.percentiles, c.done-c.failed, c.inTokens, c.outTokens, el)
 	b.Speedup = c.fig.speedup()
 	b.Errors = map[string]int{}
 	for k, v := range c.fig.errors {
@@ -480,6 +521,17 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 		b.Client.P99DispatchLagMs = ptr(Linear(lags, 99))
 	}
 	return b
+}
+
+// SortedLags are the dispatch lags (ms) of the measured results added,
+// sorted in place; valid until the next Add. A merge's load tracker reads
+// its schedule lags from them (load.Tracker.Offline): the same figure of
+// the same requests, kept once.
+func (c *Collector) SortedLags() []float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	slices.Sort(c.lags)
+	return c.lags
 }
 
 // KeptBytes is the memory of the per-request samples c keeps for the

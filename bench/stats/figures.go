@@ -270,16 +270,17 @@ func (f *figures) byState(ps []float64) ByCacheState {
 	return ByCacheState{Cold: out[0], Reused: out[1], Unverified: out[2], Warmup: out[3]}
 }
 
-// serving computes the serving block over the measured requests.
-func (f *figures) serving(ps []float64, successful, inTokens, outTokens int, elapsed float64) Serving {
+// serving computes the serving block over the measured requests, each
+// figure's samples pooled in turn by pool.
+func (f *figures) serving(pool *pooled, ps []float64, successful, inTokens, outTokens int, elapsed float64) Serving {
 	if len(ps) == 0 {
 		ps = DefaultPercentiles
 	}
 	sv := Serving{
-		TTFTms: distOf(f.measuredTTFT(), ps, true),
-		TPOTms: distOf(f.measured(func(s *stateSamples) []float64 { return s.tpot }), ps, true),
-		ITLms:  distOf(f.measured(func(s *stateSamples) []float64 { return s.itl }), ps, true),
-		E2ELms: distOf(f.measuredLatency(), ps, true),
+		TTFTms: distOf(pool.of(ttftOf), ps, true),
+		TPOTms: distOf(pool.of(tpotOf), ps, true),
+		ITLms:  distOf(pool.of(itlOf), ps, true),
+		E2ELms: distOf(pool.of(e2Of), ps, true),
 		TTFOms: distOf(f.ttfo, ps, true),
 	}
 	if elapsed > 0 {
@@ -312,36 +313,68 @@ func (f *figures) sortAll() {
 	slices.Sort(f.ttfo)
 }
 
-// measuredTTFT is every successful measured request's TTFT (ms), sorted:
-// the results block's. Sorted in place by sortAll, it is the only cache
-// state's own slice when just one state has samples, else a new one.
-func (f *figures) measuredTTFT() []float64 {
-	return f.measured(func(s *stateSamples) []float64 { return s.ttft })
+// The samples of one figure, by cache state.
+func ttftOf(s *stateSamples) []float64 { return s.ttft }
+func tpotOf(s *stateSamples) []float64 { return s.tpot }
+func itlOf(s *stateSamples) []float64  { return s.itl }
+func e2Of(s *stateSamples) []float64   { return s.e2 }
+
+// pooled pools the measured cache states' samples of one figure at a
+// time, sorted (each state's sorted in place by sortAll), into one
+// buffer it reuses: the final figures of a million results then hold
+// one pooled copy at a time, never one per figure.
+type pooled struct {
+	f   *figures
+	buf []float64
 }
 
-// measuredLatency is every successful measured request's latency (ms),
-// sorted, as measuredTTFT.
-func (f *figures) measuredLatency() []float64 {
-	return f.measured(func(s *stateSamples) []float64 { return s.e2 })
-}
-
-func (f *figures) measured(of func(*stateSamples) []float64) []float64 {
-	n, parts := 0, 0
-	var only []float64
-	for i := range 3 {
-		if v := of(&f.states[i]); len(v) > 0 {
-			n, parts, only = n+len(v), parts+1, v
+// of is every successful measured request's samples of the figure pick
+// chooses, sorted: the only state's own slice when just one has any,
+// else the buffer, valid until the next call.
+func (p *pooled) of(pick func(*stateSamples) []float64) []float64 {
+	var parts [3][]float64
+	n, k := 0, 0
+	for i := range parts {
+		if v := pick(&p.f.states[i]); len(v) > 0 {
+			parts[k] = v
+			n, k = n+len(v), k+1
 		}
 	}
-	if parts == 1 && slices.IsSorted(only) {
-		return only
+	if k == 1 && slices.IsSorted(parts[0]) {
+		return parts[0]
 	}
-	out := make([]float64, 0, n)
-	for i := range 3 {
-		out = append(out, of(&f.states[i])...)
+	if cap(p.buf) < n {
+		p.buf = make([]float64, 0, n)
 	}
-	slices.Sort(out)
+	out := mergeSorted(p.buf[:0], parts[:k])
+	if !slices.IsSorted(out) { // a state's samples not sorted: sortAll not called
+		slices.Sort(out)
+	}
 	return out
+}
+
+// mergeSorted appends the sorted parts to dst in order.
+func mergeSorted(dst []float64, parts [][]float64) []float64 {
+	for {
+		best, left := -1, 0
+		for i, p := range parts {
+			if len(p) == 0 {
+				continue
+			}
+			left++
+			if best < 0 || p[0] < parts[best][0] {
+				best = i
+			}
+		}
+		switch left {
+		case 0:
+			return dst
+		case 1:
+			return append(dst, parts[best]...)
+		}
+		dst = append(dst, parts[best][0])
+		parts[best] = parts[best][1:]
+	}
 }
 
 // speedup is the headline's cold vs reused TTFT.

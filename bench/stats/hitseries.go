@@ -2,7 +2,7 @@ package stats
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/kvbench/kvbench/bench/sender"
@@ -31,12 +31,14 @@ type SecondPoint struct {
 // longer run keeps its first day.
 const maxSeriesSeconds = 86400
 
-// hitEntry is what the whole-run series keeps of a measured result: 32
-// bytes without a pointer (a million requests are 32 MB the collector
-// never scans), its times as offsets from the collector's anchor (the
-// first measured submit it saw, monotonic as time.Time.Sub is).
+// hitEntry is what the whole-run series keeps of a measured result: 24
+// bytes without a pointer (a million requests are 24 MB the collector
+// never scans), its finish as an offset from the collector's anchor (the
+// first measured submit it saw, monotonic as time.Time.Sub is). Its
+// submit is not kept: the series needs only the earliest, which the
+// collector keeps (hitFirst).
 type hitEntry struct {
-	submit, finish time.Duration // since the anchor
+	finish         time.Duration // since the anchor
 	prompt, cached int32         // -1: no valid counts
 	ttftMs         float32
 	failed         bool
@@ -53,9 +55,9 @@ func hitCounts(r *sender.Result) (prompt, cached int32, ok bool) {
 	return int32(min(*p, math.MaxInt32)), int32(min(*k, math.MaxInt32)), true
 }
 
-// hitEntryOf is r's entry, its times from anchor.
-func hitEntryOf(r *sender.Result, anchor, submit, finish time.Time) hitEntry {
-	e := hitEntry{submit: submit.Sub(anchor), finish: finish.Sub(anchor), prompt: -1, cached: -1, ttftMs: float32(math.NaN()), failed: !r.Successful}
+// hitEntryOf is r's entry, its finish from anchor.
+func hitEntryOf(r *sender.Result, anchor, finish time.Time) hitEntry {
+	e := hitEntry{finish: finish.Sub(anchor), prompt: -1, cached: -1, ttftMs: float32(math.NaN()), failed: !r.Successful}
 	if p, k, ok := hitCounts(r); ok {
 		e.prompt, e.cached = p, k
 	}
@@ -66,16 +68,13 @@ func hitEntryOf(r *sender.Result, anchor, submit, finish time.Time) hitEntry {
 }
 
 // secondSeries buckets entries by the whole second of their finish
-// since the first submit among them; seconds without a finish are
-// points with no requests.
-func secondSeries(es []hitEntry) []SecondPoint {
+// since first, the earliest measured submit (an offset from the same
+// anchor); seconds without a finish are points with no requests. Each
+// second's TTFTs are sorted in one array of 4 bytes a request (counted
+// into place, never grown), its median widened from there.
+func secondSeries(es []hitEntry, first time.Duration) []SecondPoint {
 	if len(es) == 0 {
 		return []SecondPoint{}
-	}
-	first := es[0].submit
-	last := 0
-	for _, e := range es {
-		first = min(first, e.submit)
 	}
 	sec := func(e hitEntry) int {
 		d := e.finish - first
@@ -84,11 +83,13 @@ func secondSeries(es []hitEntry) []SecondPoint {
 		}
 		return min(int(d/time.Second), maxSeriesSeconds-1)
 	}
+	last := 0
 	for _, e := range es {
 		last = max(last, sec(e))
 	}
 	pts := make([]SecondPoint, last+1)
-	ttfts := make([][]float64, last+1)
+	// at[i]..at[i+1] is second i's part of ttfts.
+	at := make([]int, last+2)
 	for i := range pts {
 		pts[i].Second = i
 	}
@@ -103,7 +104,19 @@ func secondSeries(es []hitEntry) []SecondPoint {
 			p.CachedTokens = addCount(p.CachedTokens, int(e.cached))
 		}
 		if !math.IsNaN(float64(e.ttftMs)) {
-			ttfts[p.Second] = append(ttfts[p.Second], widen(e.ttftMs))
+			at[p.Second+1]++
+		}
+	}
+	for i := 1; i < len(at); i++ {
+		at[i] += at[i-1]
+	}
+	ttfts := make([]float32, at[len(at)-1])
+	next := slices.Clone(at[:len(at)-1])
+	for _, e := range es {
+		if !math.IsNaN(float64(e.ttftMs)) {
+			s := sec(e)
+			ttfts[next[s]] = e.ttftMs
+			next[s]++
 		}
 	}
 	for i := range pts {
@@ -111,9 +124,9 @@ func secondSeries(es []hitEntry) []SecondPoint {
 			h := float64(pts[i].CachedTokens) / float64(pts[i].PromptTokens)
 			pts[i].HitRatio = &h
 		}
-		if t := ttfts[i]; len(t) > 0 {
-			sort.Float64s(t)
-			v := Linear(t, 50)
+		if t := ttfts[at[i]:at[i+1]]; len(t) > 0 {
+			slices.Sort(t)
+			v := linearWidened(t, 50)
 			pts[i].TTFTP50ms = &v
 		}
 	}

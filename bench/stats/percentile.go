@@ -73,6 +73,26 @@ func rankWithZeros[T float32 | float64](sorted []T, zeros int, p float64) T {
 	return sorted[i-zeros]
 }
 
+// linearWidened is Linear of sorted's values widened: only the two it
+// reads are.
+func linearWidened(sorted []float32, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	k := float64(n-1) * p / 100
+	if n == 1 || k <= 0 {
+		return widen(sorted[0])
+	}
+	if k >= float64(n-1) {
+		return widen(sorted[n-1])
+	}
+	f := int(k)
+	c := min(f+1, n-1)
+	lo := widen(sorted[f])
+	return lo + (k-float64(f))*(widen(sorted[c])-lo)
+}
+
 // widen converts a float32 to the float64 with the shortest decimal form
 // that rounds back to it, so JSON shows 12.345679 rather than
 // 12.345678329467773.
