@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -19,6 +20,15 @@ import (
 // own. They hold no pointers, so the collections this adds mark nothing
 // more; a run whose live heap is mostly requests in flight (an engine
 // that falls behind an open-loop rate) keeps the default.
+//
+// The headroom is at least gcHeadroom from the run's start, small heap or
+// large: with Go's default a run's heap of a few MB is collected every
+// few MB it grows, and 1000 streams opened at once grow it from 3 to 26 MB
+// in their first 200 ms, three collections whose marking (on one core,
+// a quarter of it and the assists) made the first tokens read 6-15 ms
+// late at the median (docs/client-performance.md "Streams at once"). The
+// cost is at most gcHeadroom more garbage held. A GOGC the user set
+// (the environment's) is never raised.
 //
 // A merge reads a record back: no request waits on a collection, so it
 // leaves less headroom (mergeBound), collecting more often for a smaller
@@ -48,15 +58,21 @@ var (
 )
 
 // gcPercentFor is the GOGC that lets the heap grow beyond live by what
-// base gives the part of it that is not kept figures, at least
-// headroom; never above base nor below gcMinPercent (or base, if lower).
-func gcPercentFor(live, kept uint64, base int, headroom uint64) int {
-	if base < 0 || live <= headroom {
-		return base // GOGC=off, or a heap too small to matter
+// base gives the part of it that is not kept figures, and at least
+// headroom; never below gcMinPercent (or base, if lower), and above base
+// only with floor (a heap so small that headroom is more than base
+// gives it; without floor, a user's GOGC is never raised).
+func gcPercentFor(live, kept uint64, base int, headroom uint64, floor bool) int {
+	if base < 0 {
+		return base // GOGC=off
 	}
+	live = max(live, 1<<20) // a heap just started: as if 1 MB
 	rest := live - min(kept, live)
 	extra := max(headroom, rest*uint64(base)/100)
-	p := int(min(extra*100/live, uint64(base)))
+	p := int(extra * 100 / live)
+	if !floor {
+		p = min(p, base)
+	}
 	return max(p, min(gcMinPercent, base))
 }
 
@@ -99,7 +115,9 @@ func boundGCHeadroom(kept func() uint64, bound gcBound) func() {
 	if first {
 		b.base, b.limit = gogc(), debug.SetMemoryLimit(-1)
 		b.stop, b.ended = make(chan struct{}), make(chan struct{})
-		go adjustGC(b.base, b.limit, b.stop, b.ended)
+		a := &gcAdjuster{base: b.base, baseLimit: b.limit, floor: os.Getenv("GOGC") == "", set: b.base, limit: b.limit}
+		a.step() // before the run's first request, not a tick later
+		go a.run(b.stop, b.ended)
 	}
 	var once sync.Once
 	return func() {
@@ -150,37 +168,49 @@ func gogc() int {
 	return int(v)
 }
 
-// adjustGC sets GOGC (and the memory limit, if asked for: never above
-// baseLimit) from the live heap every gcEvery until stop.
-func adjustGC(base int, baseLimit int64, stop <-chan struct{}, ended chan<- struct{}) {
+// gcAdjuster sets GOGC (and the memory limit, if asked for: never above
+// baseLimit) from the live heap, once a gcEvery.
+type gcAdjuster struct {
+	base      int
+	baseLimit int64
+	floor     bool // GOGC may go above base (the user set none)
+	set       int
+	limit     int64
+	sample    [1]metrics.Sample
+}
+
+func (a *gcAdjuster) run(stop <-chan struct{}, ended chan<- struct{}) {
 	defer close(ended)
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	t := time.NewTicker(gcEvery)
 	defer t.Stop()
-	set, limit := base, baseLimit
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return
-		}
-		live := sample[0].Value.Uint64()
-		kept, bound := keptBytes()
-		if p := gcPercentFor(live, kept, base, bound.headroom); p != set {
-			debug.SetGCPercent(p)
-			set = p
-		}
-		lim := baseLimit
-		if bound.limit && base >= 0 {
-			lim = min(baseLimit, int64(min(live+2*bound.headroom, math.MaxInt64/2)))
-		}
-		if lim != limit {
-			debug.SetMemoryLimit(lim)
-			limit = lim
-		}
+		a.step()
+	}
+}
+
+func (a *gcAdjuster) step() {
+	a.sample[0].Name = "/gc/heap/live:bytes"
+	metrics.Read(a.sample[:])
+	if a.sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	live := a.sample[0].Value.Uint64()
+	kept, bound := keptBytes()
+	if p := gcPercentFor(live, kept, a.base, bound.headroom, a.floor); p != a.set {
+		debug.SetGCPercent(p)
+		a.set = p
+	}
+	lim := a.baseLimit
+	if bound.limit && a.base >= 0 {
+		lim = min(a.baseLimit, int64(min(live+2*bound.headroom, math.MaxInt64/2)))
+	}
+	if lim != a.limit {
+		debug.SetMemoryLimit(lim)
+		a.limit = lim
 	}
 }

@@ -2,8 +2,8 @@ package bench
 
 import (
 	"runtime/debug"
-	"time"
 	"testing"
+	"time"
 )
 
 func TestGCPercentFor(t *testing.T) {
@@ -11,24 +11,29 @@ func TestGCPercentFor(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		live, kept uint64
-		base, want int
+		base       int
+		floor      bool
+		want       int
 	}{
-		{"small heap: the default", 10 * mb, 10 * mb, 100, 100},
-		{"at the headroom: unchanged", 64 * mb, 64 * mb, 100, 100},
-		{"all kept: 64 MB beyond 128 MB", 128 * mb, 128 * mb, 100, 50},
-		{"all kept: 64 MB beyond 256 MB", 256 * mb, 256 * mb, 100, 25},
-		{"1M requests: 100 MB kept of 120 live", 120 * mb, 100 * mb, 100, 53},
-		{"nothing kept (requests in flight): the default", 1024 * mb, 0, 100, 100},
-		{"half kept: the rest's 100%", 512 * mb, 256 * mb, 100, 50},
-		{"never below the floor", 4096 * mb, 4096 * mb, 100, 10},
-		{"never above the user's GOGC", 128 * mb, 128 * mb, 30, 30},
-		{"the user's GOGC for the rest", 512 * mb, 256 * mb, 50, 25},
-		{"GOGC=off stays off", 1024 * mb, 1024 * mb, -1, -1},
-		{"a user's GOGC below the floor is theirs", 1024 * mb, 1024 * mb, 5, 5},
-		{"kept above live (read apart) counts as all", 100 * mb, 200 * mb, 100, 64},
+		{"small heap, the user's GOGC: unchanged", 10 * mb, 10 * mb, 100, false, 100},
+		{"small heap: 64 MB beyond it", 10 * mb, 0, 100, true, 640},
+		{"a heap just started: as if 1 MB", 0, 0, 100, true, 6400},
+		{"small heap, a low GOGC: still 64 MB beyond it", 16 * mb, 0, 20, true, 400},
+		{"at the headroom: unchanged", 64 * mb, 64 * mb, 100, true, 100},
+		{"all kept: 64 MB beyond 128 MB", 128 * mb, 128 * mb, 100, true, 50},
+		{"all kept: 64 MB beyond 256 MB", 256 * mb, 256 * mb, 100, true, 25},
+		{"1M requests: 100 MB kept of 120 live", 120 * mb, 100 * mb, 100, true, 53},
+		{"nothing kept (requests in flight): the default", 1024 * mb, 0, 100, true, 100},
+		{"half kept: the rest's 100%", 512 * mb, 256 * mb, 100, true, 50},
+		{"never below the floor", 4096 * mb, 4096 * mb, 100, true, 10},
+		{"never above the user's GOGC", 128 * mb, 128 * mb, 30, false, 30},
+		{"the user's GOGC for the rest", 512 * mb, 256 * mb, 50, false, 25},
+		{"GOGC=off stays off", 1024 * mb, 1024 * mb, -1, true, -1},
+		{"a user's GOGC below the floor is theirs", 1024 * mb, 1024 * mb, 5, false, 5},
+		{"kept above live (read apart) counts as all", 100 * mb, 200 * mb, 100, true, 64},
 	} {
-		if got := gcPercentFor(c.live, c.kept, c.base, 64*mb); got != c.want {
-			t.Errorf("%s: gcPercentFor(%d MB live, %d MB kept, %d) = %d, want %d", c.name, c.live/mb, c.kept/mb, c.base, got, c.want)
+		if got := gcPercentFor(c.live, c.kept, c.base, 64*mb, c.floor); got != c.want {
+			t.Errorf("%s: gcPercentFor(%d MB live, %d MB kept, %d, floor %v) = %d, want %d", c.name, c.live/mb, c.kept/mb, c.base, c.floor, got, c.want)
 		}
 	}
 }
@@ -87,5 +92,30 @@ func TestMergeBoundLimitsMemory(t *testing.T) {
 	end()
 	if got != user {
 		t.Fatalf("memory limit during a run %d, want the user's %d", got, int64(user))
+	}
+}
+
+// A run's bound gives a small heap 64 MB of headroom from the start, not
+// a tick later (1000 streams opened at once grow the heap in their first
+// 200 ms); a GOGC the user set in the environment is never raised.
+func TestRunBoundFloorsASmallHeapAtOnce(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	t.Setenv("GOGC", "")
+	end := boundGCHeadroom(func() uint64 { return 0 }, runBound)
+	got := gogc()
+	end()
+	if got <= 100 {
+		t.Fatalf("GOGC right after a run's bound started = %d, want above 100 for this test's small heap", got)
+	}
+	if after := gogc(); after != 100 {
+		t.Fatalf("GOGC after the run = %d, want 100", after)
+	}
+	t.Setenv("GOGC", "100")
+	end = boundGCHeadroom(func() uint64 { return 0 }, runBound)
+	got = gogc()
+	end()
+	if got != 100 {
+		t.Fatalf("GOGC with the user's GOGC=100 = %d, want theirs", got)
 	}
 }
