@@ -394,7 +394,7 @@ func (m *merge) mergeLines(rec *record.Writer) error {
 		return &UsageError{Err: fmt.Errorf("merge: %s: %v", m.shards[0].dir, err)}
 	}
 	m.tracker = load.NewTracker(ls)
-	m.tracker.Offline(m.collector.SortedLags)
+	m.tracker.LagsFrom(m.collector.SortedLags)
 	if err := rec.StreamCSV(); err != nil {
 		m.logf("%v (it is written from the merged lines instead)", err)
 	}

@@ -336,6 +336,10 @@ func New(ctx context.Context, p *Prepared) (*Runner, error) {
 		log:             p.logger(),
 	}
 	r.stats.SetPercentiles(p.Config.Percentiles())
+	// The schedule lags are the dispatch lags the collector keeps of the
+	// same requests (but one whose line could not be written, which the
+	// summary leaves out): kept once.
+	r.tracker.LagsFrom(r.stats.SortedLags)
 	runKey := ""
 	if r.shard.Sharded() {
 		runKey = p.Config.RunKey()
@@ -475,6 +479,10 @@ func (l *liveFigures) fill(s *Snapshot) {
 // MeanTPOTms is the mean time per output token of the measured requests
 // (a sweep cell's figure), nil when no request had two tokens.
 func (d *dispatch) MeanTPOTms() *float64 { return d.tracker.MeanTPOTms() }
+
+// KeepTTFTThirds has the run keep what TTFTThirds reads (16 bytes a
+// successful request): a sweep cell asks for it before Run.
+func (d *dispatch) KeepTTFTThirds() { d.tracker.KeepSentOrder() }
 
 // TTFTThirds is the TTFT p50 (ms) of the first and of the last third of
 // the measured requests in the order they went out (a sweep cell's

@@ -133,7 +133,7 @@ type Tracker struct {
 	recent              [100]Hold // last requests: 0..2 a Hold, -1 on time
 	recentN             int
 	sus                 sustain
-	// sortedLags, when set (Offline), are the schedule lags, read at the
+	// sortedLags, when set (LagsFrom), are the schedule lags, read at the
 	// end: t keeps none of its own.
 	sortedLags func() []float64
 }
@@ -143,17 +143,24 @@ func NewTracker(s Settings) *Tracker {
 	return &Tracker{s: s, limit: LagLimitMs(s)}
 }
 
-// Offline makes t the tracker of a record read back, as a merge reads
-// shards: it keeps no figure per request. The schedule lags are read,
-// sorted, from sortedLags when the block is made (the dispatch lags the
-// merge's collector keeps of the same requests: the same figure), and
-// the TTFTs in the order sent are not kept, since TTFTThirds is a live
-// sweep cell's and a merged summary has none (TTFTThirds then says nil).
-// Call it before the first Begin.
-func (t *Tracker) Offline(sortedLags func() []float64) {
+// LagsFrom has t read its schedule lags, sorted, from sortedLags when
+// its block is made, keeping none of its own: a run's and a merge's
+// collector keep the same figure (the dispatch lag) of the same requests
+// (stats.Collector.SortedLags), and a million of them are 8 MB. Call it
+// before the first Begin.
+func (t *Tracker) LagsFrom(sortedLags func() []float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.sortedLags, t.sus.noOrder = sortedLags, true
+	t.sortedLags = sortedLags
+}
+
+// KeepSentOrder has t keep each successful request's TTFT in the order
+// sent (16 bytes a request), which TTFTThirds reads: a sweep cell asks
+// for it; without it TTFTThirds says nil. Call it before the first Begin.
+func (t *Tracker) KeepSentOrder() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sus.keepOrder = true
 }
 
 // LagLimitMs is the p99 schedule lag a delivered run may have:

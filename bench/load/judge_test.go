@@ -198,10 +198,11 @@ func TestGoodput(t *testing.T) {
 	}
 }
 
-// KeptBytes counts the schedule lag and the sent-order TTFT the tracker
-// keeps per measured request.
+// KeptBytes counts the schedule lag and the sent-order TTFT (asked for)
+// the tracker keeps per measured request.
 func TestTrackerKeptBytes(t *testing.T) {
 	tr := NewTracker(Settings{})
+	tr.KeepSentOrder()
 	if got := tr.KeptBytes(); got != 0 {
 		t.Fatalf("empty tracker keeps %d bytes, want 0", got)
 	}
@@ -218,38 +219,40 @@ func TestTrackerKeptBytes(t *testing.T) {
 	}
 }
 
-// An offline tracker (a merge's) keeps nothing per request: its schedule
-// lags are the ones it is given at the end, and its block is the one a
-// live tracker fed the same requests makes; TTFTThirds has none.
-func TestOfflineTrackerKeepsNothing(t *testing.T) {
+// A tracker given its lags (LagsFrom, as a run's and a merge's are)
+// and not asked for the sent order keeps nothing per request: its
+// block is the one a tracker keeping its own lags makes from the same
+// requests, and TTFTThirds has none.
+func TestTrackerLagsFromKeepsNothing(t *testing.T) {
 	s := Settings{Rate: 100, Arrival: Constant}
-	live, off := NewTracker(s), NewTracker(s)
-	var given []float64
-	off.Offline(func() []float64 { return given })
+	own, given := NewTracker(s), NewTracker(s)
+	own.KeepSentOrder()
+	var lags []float64
+	given.LagsFrom(func() []float64 { return lags })
 	for i := range 200 {
 		r := res(true, 0.1, 0.5, 21)
 		r.Submit = time.Unix(1000, 0).Add(time.Duration(i) * 10 * time.Millisecond)
 		lag := float64((i*37)%50) * 0.1
 		r.DispatchLagMs = &lag
-		given = append(given, lag)
-		for _, tr := range []*Tracker{live, off} {
+		lags = append(lags, lag)
+		for _, tr := range []*Tracker{own, given} {
 			tr.Begin()
 			tr.Finish(r, NotHeld)
 		}
 	}
-	if got := off.KeptBytes(); got != 0 {
-		t.Errorf("offline tracker keeps %d bytes, want 0", got)
+	if got := given.KeptBytes(); got != 0 {
+		t.Errorf("a tracker given its lags keeps %d bytes, want 0", got)
 	}
-	sort.Float64s(given)
-	lb, _ := live.Final(2, nil, nil)
-	ob, _ := off.Final(2, nil, nil)
-	if !reflect.DeepEqual(lb, ob) {
-		t.Fatalf("offline block %+v, live %+v", ob, lb)
+	sort.Float64s(lags)
+	ob, _ := own.Final(2, nil, nil)
+	gb, _ := given.Final(2, nil, nil)
+	if !reflect.DeepEqual(ob, gb) {
+		t.Fatalf("block from given lags %+v, from its own %+v", gb, ob)
 	}
-	if f, l := off.TTFTThirds(); f != nil || l != nil {
-		t.Errorf("offline TTFTThirds %v %v, want none", f, l)
+	if f, l := given.TTFTThirds(); f != nil || l != nil {
+		t.Errorf("TTFTThirds without the sent order: %v %v, want none", f, l)
 	}
-	if f, _ := live.TTFTThirds(); f == nil {
-		t.Error("live TTFTThirds nil")
+	if f, _ := own.TTFTThirds(); f == nil {
+		t.Error("TTFTThirds with the sent order kept: nil")
 	}
 }

@@ -17,7 +17,7 @@ type sustain struct {
 	firstEnd, lastEnd time.Time // their ends
 	ttft              []sentTTFT
 	anchor            time.Time // the first submit with a TTFT: ttft's submits are from it
-	noOrder           bool      // keep no ttft (Tracker.Offline)
+	keepOrder         bool      // keep ttft (Tracker.KeepSentOrder)
 }
 
 // sentTTFT is 16 bytes without a pointer: a million of them are 16 MB
@@ -42,7 +42,7 @@ func (s *sustain) add(r *sender.Result) {
 	if end.After(s.lastEnd) {
 		s.lastEnd = end
 	}
-	if r.TTFT != nil && !s.noOrder {
+	if r.TTFT != nil && s.keepOrder {
 		if len(s.ttft) == 0 {
 			s.anchor = r.Submit
 		}

@@ -11,6 +11,7 @@ import (
 // was sent when the server is free), returning the tracker.
 func queue(n int, gap, service time.Duration) *Tracker {
 	tr := NewTracker(Settings{Rate: float64(time.Second) / float64(gap), Arrival: Constant})
+	tr.KeepSentOrder()
 	t0 := time.Unix(5000, 0)
 	free := t0
 	type done struct{ submit, first, end time.Time }

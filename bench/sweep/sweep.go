@@ -432,6 +432,7 @@ func (s *sweeper) cell(ctx context.Context, i int, v float64) (Cell, error) {
 		p.Close()
 		return Cell{}, err
 	}
+	r.KeepTTFTThirds() // whether the cell was sustained
 	if s.o.CellStarted != nil {
 		s.o.CellStarted(i, v, r)
 	}
