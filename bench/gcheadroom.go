@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -66,7 +67,10 @@ func gcPercentFor(live, kept uint64, base int, headroom uint64, floor bool) int 
 	if base < 0 {
 		return base // GOGC=off
 	}
-	live = max(live, 1<<20) // a heap just started: as if 1 MB
+	// Below 4 MB the runtime's own minimum heap (4 MB, scaled by GOGC as
+	// the goal is) decides: a heap just started, or smaller, counts as
+	// 4 MB, so the first goal is 4 MB + headroom, not 64 times it.
+	live = max(live, 4<<20)
 	rest := live - min(kept, live)
 	extra := max(headroom, rest*uint64(base)/100)
 	p := int(extra * 100 / live)
@@ -80,13 +84,14 @@ func gcPercentFor(live, kept uint64, base int, headroom uint64, floor bool) int 
 // in tests, and the first to start restores the setting when the last
 // ends.
 var gcBounder struct {
-	mu     sync.Mutex        // starts and ends
-	keptMu sync.Mutex        // runs, read by the adjuster
-	runs   map[*int]boundRun // each run's, by a key of its own
-	base   int
-	limit  int64 // the memory limit before the first run
-	stop   chan struct{}
-	ended  chan struct{}
+	mu       sync.Mutex        // starts and ends
+	keptMu   sync.Mutex        // runs, read by the adjuster
+	runs     map[*int]boundRun // each run's, by a key of its own
+	base     int
+	limit    int64 // the memory limit before the first run
+	adjuster *gcAdjuster
+	stop     chan struct{}
+	ended    chan struct{}
 }
 
 // boundRun is one run's or merge's part in the bound: its kept figures'
@@ -117,6 +122,8 @@ func boundGCHeadroom(kept func() uint64, bound gcBound) func() {
 		b.stop, b.ended = make(chan struct{}), make(chan struct{})
 		a := &gcAdjuster{base: b.base, baseLimit: b.limit, floor: os.Getenv("GOGC") == "", set: b.base, limit: b.limit}
 		a.step() // before the run's first request, not a tick later
+		a.armAfterGC()
+		b.adjuster = a
 		go a.run(b.stop, b.ended)
 	}
 	var once sync.Once
@@ -131,6 +138,7 @@ func boundGCHeadroom(kept func() uint64, bound gcBound) func() {
 			if last {
 				close(b.stop)
 				<-b.ended
+				b.adjuster.stop()
 				debug.SetGCPercent(b.base)
 				debug.SetMemoryLimit(b.limit)
 			}
@@ -169,14 +177,40 @@ func gogc() int {
 }
 
 // gcAdjuster sets GOGC (and the memory limit, if asked for: never above
-// baseLimit) from the live heap, once a gcEvery.
+// baseLimit) from the live heap after every collection and once a
+// gcEvery. After every collection, because GOGC is a percentage of the
+// live heap: one set for a 1 MB heap (64 MB of headroom: 6400%) would
+// let a heap that has grown to 4 MB by its next collection reach 260 MB.
 type gcAdjuster struct {
 	base      int
 	baseLimit int64
 	floor     bool // GOGC may go above base (the user set none)
-	set       int
-	limit     int64
-	sample    [1]metrics.Sample
+
+	mu      sync.Mutex // step runs on the ticker's goroutine and the finalizers'
+	stopped bool
+	set     int
+	limit   int64
+	sample  [1]metrics.Sample
+}
+
+// gcSentinel is garbage whose finalizer runs after the collection that
+// found it: the adjuster's hook on every collection.
+type gcSentinel struct{ a *gcAdjuster }
+
+// armAfterGC has the next collection run step, and arm itself again.
+func (a *gcAdjuster) armAfterGC() {
+	runtime.SetFinalizer(&gcSentinel{a: a}, func(s *gcSentinel) {
+		if s.a.step() {
+			s.a.armAfterGC()
+		}
+	})
+}
+
+// stop ends the adjusting: a step after it does nothing.
+func (a *gcAdjuster) stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stopped = true
 }
 
 func (a *gcAdjuster) run(stop <-chan struct{}, ended chan<- struct{}) {
@@ -193,11 +227,18 @@ func (a *gcAdjuster) run(stop <-chan struct{}, ended chan<- struct{}) {
 	}
 }
 
-func (a *gcAdjuster) step() {
+// step sets GOGC and the limit from the live heap now; false once the
+// adjuster has stopped.
+func (a *gcAdjuster) step() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return false
+	}
 	a.sample[0].Name = "/gc/heap/live:bytes"
 	metrics.Read(a.sample[:])
 	if a.sample[0].Value.Kind() != metrics.KindUint64 {
-		return
+		return true
 	}
 	live := a.sample[0].Value.Uint64()
 	kept, bound := keptBytes()
@@ -213,4 +254,5 @@ func (a *gcAdjuster) step() {
 		debug.SetMemoryLimit(lim)
 		a.limit = lim
 	}
+	return true
 }

@@ -17,7 +17,8 @@ func TestGCPercentFor(t *testing.T) {
 	}{
 		{"small heap, the user's GOGC: unchanged", 10 * mb, 10 * mb, 100, false, 100},
 		{"small heap: 64 MB beyond it", 10 * mb, 0, 100, true, 640},
-		{"a heap just started: as if 1 MB", 0, 0, 100, true, 6400},
+		{"a heap just started: as if 4 MB (the runtime's minimum)", 0, 0, 100, true, 1600},
+		{"a 2 MB heap: as if 4 MB", 2 * mb, 0, 100, true, 1600},
 		{"small heap, a low GOGC: still 64 MB beyond it", 16 * mb, 0, 20, true, 400},
 		{"at the headroom: unchanged", 64 * mb, 64 * mb, 100, true, 100},
 		{"all kept: 64 MB beyond 128 MB", 128 * mb, 128 * mb, 100, true, 50},
