@@ -33,6 +33,13 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, kind end
 	rep := j.plan(d)
 
 	arrival := s.clock.Now()
+	if _, real := s.clock.(realClock); real && s.cfg.fixedMode() {
+		// Measuring mode: from when the request's bytes came in, not from
+		// when this server got round to them (rxstamp_linux.go).
+		if at, ok := kernelArrival(r.Context(), arrival); ok {
+			arrival = at
+		}
+	}
 	t := s.sched.join()
 	if t == nil {
 		writeError(w, http.StatusTooManyRequests, "RateLimitError",

@@ -38,6 +38,9 @@ func Start(cfg Config) (*Running, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: listen on %s: %w", cfg.Listen, err)
 	}
+	if cfg.fixedMode() {
+		ln = stampListen(ln) // TTFT from the kernel's receive time
+	}
 	base, cancel := context.WithCancel(context.Background())
 	r := &Running{
 		Server: s,
@@ -48,6 +51,7 @@ func Start(cfg Config) (*Running, error) {
 			Handler:           s,
 			ReadHeaderTimeout: 10 * time.Second,
 			BaseContext:       func(net.Listener) context.Context { return base },
+			ConnContext:       withConn,
 		},
 	}
 	go func() { r.served <- r.srv.Serve(ln) }()
