@@ -49,7 +49,10 @@ func (l stampListener) Accept() (net.Conn, error) {
 
 // stampConn reads with recvmsg to see each read's receive time. The
 // first read after the connection's last write (or its first read) is a
-// new request's first bytes: its time is kept until the next.
+// new request's first bytes: its time is kept until the next. Linux turns
+// timestamps on for the machine a little after the first socket asks (a
+// deferred static key), so the first requests after the simulator starts
+// may carry none: they count from their handler, as before.
 type stampConn struct {
 	*net.TCPConn
 	rc  syscall.RawConn

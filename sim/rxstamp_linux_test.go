@@ -43,11 +43,30 @@ func TestStampConnKeepsTheReceiveTime(t *testing.T) {
 		t.Fatalf("accepted %T, want a stamping connection", server)
 	}
 
+	// Linux turns receive timestamps on for the machine a little after the
+	// first socket asks (a deferred static key): until then reads carry
+	// none, and a request counts from its handler. Wait for them.
+	buf := make([]byte, 64)
+	for i := 0; ; i++ {
+		client.Write([]byte("w"))
+		server.Read(buf)
+		if !sc.requestArrival().IsZero() {
+			break
+		}
+		if i == 200 {
+			t.Fatal("no receive timestamp after 200 reads")
+		}
+		server.Write([]byte("x")) // the next read starts a request
+		client.Read(buf)
+		time.Sleep(10 * time.Millisecond)
+	}
+	server.Write([]byte("x"))
+	client.Read(buf)
+
 	const wait = 300 * time.Millisecond
 	sent := time.Now()
 	client.Write([]byte("first"))
 	time.Sleep(wait)
-	buf := make([]byte, 64)
 	if n, err := server.Read(buf); err != nil || string(buf[:n]) != "first" {
 		t.Fatalf("read %q, %v", buf[:n], err)
 	}
