@@ -87,9 +87,7 @@ var gcBounder struct {
 	mu       sync.Mutex        // starts and ends
 	keptMu   sync.Mutex        // runs, read by the adjuster
 	runs     map[*int]boundRun // each run's, by a key of its own
-	base     int
-	limit    int64 // the memory limit before the first run
-	adjuster *gcAdjuster
+	adjuster *gcAdjuster       // holds GOGC and the memory limit before the first run
 	stop     chan struct{}
 	ended    chan struct{}
 }
@@ -118,9 +116,9 @@ func boundGCHeadroom(kept func() uint64, bound gcBound) func() {
 	first := len(b.runs) == 1
 	b.keptMu.Unlock()
 	if first {
-		b.base, b.limit = gogc(), debug.SetMemoryLimit(-1)
+		base, limit := gogc(), debug.SetMemoryLimit(-1)
 		b.stop, b.ended = make(chan struct{}), make(chan struct{})
-		a := &gcAdjuster{base: b.base, baseLimit: b.limit, floor: os.Getenv("GOGC") == "", set: b.base, limit: b.limit}
+		a := &gcAdjuster{base: base, baseLimit: limit, floor: os.Getenv("GOGC") == "", set: base, limit: limit}
 		a.step() // before the run's first request, not a tick later
 		a.armAfterGC()
 		b.adjuster = a
@@ -138,9 +136,10 @@ func boundGCHeadroom(kept func() uint64, bound gcBound) func() {
 			if last {
 				close(b.stop)
 				<-b.ended
-				b.adjuster.stop()
-				debug.SetGCPercent(b.base)
-				debug.SetMemoryLimit(b.limit)
+				a := b.adjuster
+				a.stop()
+				debug.SetGCPercent(a.base)
+				debug.SetMemoryLimit(a.baseLimit)
 			}
 		})
 	}

@@ -195,14 +195,15 @@ type merge struct {
 
 	collector *stats.Collector
 	tracker   *load.Tracker
-	lines     int           // indexed, in every shard
-	indexed   atomic.Uint64 // bytes of the shards' indexes
+	lines     atomic.Int64 // indexed, in every shard (read by keptBytes too)
 }
 
 // keptBytes is the memory of the index and the figures kept per request
 // (the tracker of a merge keeps none), as boundGCHeadroom reads it from
 // its own goroutine.
-func (m *merge) keptBytes() uint64 { return m.indexed.Load() + m.collector.KeptBytes() }
+func (m *merge) keptBytes() uint64 {
+	return uint64(m.lines.Load())*uint64(unsafe.Sizeof(lineRef{})) + m.collector.KeptBytes()
+}
 
 // openMerge reads the shard folders and their config, and rebuilds the
 // run's workload from the record.
@@ -303,8 +304,7 @@ func (m *merge) index() error {
 		}
 		bySubmit(entries)
 		s.lines = linesOf(entries)
-		m.lines += len(entries)
-		m.indexed.Add(uint64(len(entries)) * uint64(unsafe.Sizeof(lineRef{})))
+		m.lines.Add(int64(len(entries)))
 		if s.corrupt > 0 {
 			m.logf("%s: %d unreadable line(s) of %s skipped", s.dir, s.corrupt, record.RequestsFile)
 		}
@@ -387,7 +387,7 @@ func (m *merge) create() (*record.Writer, error) {
 // mergeLines writes the merged lines (and their CSV rows) and feeds each
 // to the collector, the workload and the load tracker, in submit order.
 func (m *merge) mergeLines(rec *record.Writer) error {
-	m.collector.Offline(m.lines)
+	m.collector.Offline(int(m.lines.Load()))
 	m.collector.SetPercentiles(m.cfg.Percentiles())
 	ls, err := load.FromConfig(m.cfg)
 	if err != nil {

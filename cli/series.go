@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -203,23 +202,11 @@ func (s *seriesRunner) one(ctx context.Context, i int) (record.SeriesRun, error)
 // create makes the series folder <output-dir>/<stamp>-series-<workload>[-<name>].
 func (s *seriesRunner) create() error {
 	set := s.cfg.Settings()
-	out := set.OutputDir
-	if out == "" {
-		out = record.RunsDir()
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("--output-dir: %v", err)
-	}
 	started := s.now()
-	base := record.FolderName("series-"+set.Workload, set.Name, started)
-	id, err := record.NewFolder(out, base)
-	if errors.Is(err, record.ErrFolderNamesTaken) {
-		return fmt.Errorf("--output-dir: %s and its numbered variants are taken", base)
-	}
+	dir, id, err := record.NewOutputFolder(set.OutputDir, "series", set.Workload, set.Name, started)
 	if err != nil {
-		return fmt.Errorf("--output-dir: %v", err)
+		return err
 	}
-	dir := filepath.Join(out, id)
 	s.dir = dir
 	s.f = &record.SeriesRecord{SchemaVersion: 1, Tool: record.Tool{Name: "kvbench", Version: bench.Version},
 		Series: record.SeriesInfo{ID: id, Name: set.Name, StartedAt: started.UTC().Format(time.RFC3339), Repeat: s.n},

@@ -3,7 +3,7 @@ package sim
 import (
 	"io"
 	"net"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -44,7 +44,9 @@ func (l stampListener) Accept() (net.Conn, error) {
 	}); err != nil || serr != nil {
 		return c, nil
 	}
-	return &stampConn{TCPConn: tc, rc: rc, armed: true}, nil
+	sc := &stampConn{TCPConn: tc, rc: rc}
+	sc.armed.Store(true)
+	return sc, nil
 }
 
 // stampConn reads with recvmsg to see each read's receive time. The
@@ -58,9 +60,10 @@ type stampConn struct {
 	rc  syscall.RawConn
 	oob [128]byte // the read's control messages; used by one Read at a time
 
-	mu    sync.Mutex
-	armed bool      // the next read starts a request
-	at    time.Time // its receive time
+	// Written by the server's reads and the handler's writes, on two
+	// goroutines: atomics, as every chunk of a stream is a write.
+	armed atomic.Bool  // the next read starts a request
+	at    atomic.Int64 // its receive time, Unix nanoseconds; 0: none
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
@@ -82,44 +85,40 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	if n == 0 {
 		return 0, io.EOF
 	}
-	c.mu.Lock()
-	if c.armed {
-		c.armed = false
-		c.at = rxTime(c.oob[:oobn])
+	if c.armed.CompareAndSwap(true, false) {
+		c.at.Store(rxTime(c.oob[:oobn]))
 	}
-	c.mu.Unlock()
 	return n, nil
 }
 
 func (c *stampConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	c.armed = true
-	c.mu.Unlock()
+	c.armed.Store(true)
 	return c.TCPConn.Write(p)
 }
 
 // requestArrival is the receive time of the current request's first
 // bytes; zero when the kernel gave none.
 func (c *stampConn) requestArrival() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.at
+	if ns := c.at.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
-// rxTime is the SCM_TIMESTAMPNS time in a read's control messages, zero
-// without one.
-func rxTime(oob []byte) time.Time {
+// rxTime is the SCM_TIMESTAMPNS time in a read's control messages, in
+// Unix nanoseconds; 0 without one.
+func rxTime(oob []byte) int64 {
 	msgs, err := syscall.ParseSocketControlMessage(oob)
 	if err != nil {
-		return time.Time{}
+		return 0
 	}
 	for _, m := range msgs {
 		if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SCM_TIMESTAMPNS &&
 			len(m.Data) >= int(unsafe.Sizeof(syscall.Timespec{})) {
 			var ts syscall.Timespec
 			copy(unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts)), m.Data)
-			return time.Unix(int64(ts.Sec), int64(ts.Nsec))
+			return ts.Nano()
 		}
 	}
-	return time.Time{}
+	return 0
 }

@@ -182,6 +182,29 @@ func NewFolder(outputDir, base string) (string, error) {
 	return base, ErrFolderNamesTaken
 }
 
+// NewOutputFolder makes the folder of a sweep or a series of runs:
+// outputDir/<stamp>-<kind>-<workload>[-<name>] (outputDir "" means
+// RunsDir(), created if missing), numbered as NewFolder numbers. It
+// returns the folder and its id; its errors name --output-dir, where the
+// folder goes.
+func NewOutputFolder(outputDir, kind, workload, name string, started time.Time) (dir, id string, err error) {
+	if outputDir == "" {
+		outputDir = RunsDir()
+	}
+	if err := os.MkdirAll(outputDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("--output-dir: %v", err)
+	}
+	base := FolderName(kind+"-"+workload, name, started)
+	id, err = NewFolder(outputDir, base)
+	if errors.Is(err, ErrFolderNamesTaken) {
+		return "", "", fmt.Errorf("--output-dir: %s and its numbered variants are taken", base)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("--output-dir: %v", err)
+	}
+	return filepath.Join(outputDir, id), id, nil
+}
+
 // Create makes a new run folder under outputDir (created if missing; ""
 // means RunsDir()) and opens its requests.jsonl. An existing folder is
 // never reused: the name gets -2, -3, ... instead (NewFolder). Errors

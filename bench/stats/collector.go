@@ -428,8 +428,7 @@ func (c *Collector) Final(client ClientInfo) Blocks {
 	el := c.elapsed()
 	// Sorted in place: no figure depends on the order of samples. The
 	// cache states' samples of one figure are pooled at a time.
-	c.fig.sortAll()
-	pool := &pooled{f: &c.fig}
+	pool := c.fig.sortAll()
 	slices.Sort(c.decode)
 	dec := c.decode
 	ttft := pool.of(ttftOf)

@@ -301,8 +301,9 @@ func mergePercentiles(a, b []float64) []float64 {
 // order (every mean is summed over sorted samples, as it always was), so
 // sortAll sorts them in place once rather than each figure sorting a
 // copy: a million results then need no extra copies at the end beyond
-// one merge of the cache states.
-func (f *figures) sortAll() {
+// one merge of the cache states. It returns what pools them, which needs
+// them sorted.
+func (f *figures) sortAll() *pooled {
 	for i := range f.states {
 		s := &f.states[i]
 		for _, v := range [][]float64{s.ttft, s.tpot, s.itl, s.e2} {
@@ -311,6 +312,7 @@ func (f *figures) sortAll() {
 	}
 	slices.Sort(f.warmCold)
 	slices.Sort(f.ttfo)
+	return &pooled{f: f}
 }
 
 // The samples of one figure, by cache state.
@@ -320,7 +322,7 @@ func itlOf(s *stateSamples) []float64  { return s.itl }
 func e2Of(s *stateSamples) []float64   { return s.e2 }
 
 // pooled pools the measured cache states' samples of one figure at a
-// time, sorted (each state's sorted in place by sortAll), into one
+// time, sorted (each state's is, by sortAll, which makes it), into one
 // buffer it reuses: the final figures of a million results then hold
 // one pooled copy at a time, never one per figure.
 type pooled struct {
@@ -340,17 +342,13 @@ func (p *pooled) of(pick func(*stateSamples) []float64) []float64 {
 			n, k = n+len(v), k+1
 		}
 	}
-	if k == 1 && slices.IsSorted(parts[0]) {
+	if k == 1 {
 		return parts[0]
 	}
 	if cap(p.buf) < n {
 		p.buf = make([]float64, 0, n)
 	}
-	out := mergeSorted(p.buf[:0], parts[:k])
-	if !slices.IsSorted(out) { // a state's samples not sorted: sortAll not called
-		slices.Sort(out)
-	}
-	return out
+	return mergeSorted(p.buf[:0], parts[:k])
 }
 
 // mergeSorted appends the sorted parts to dst in order.

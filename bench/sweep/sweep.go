@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/kvbench/kvbench/internal/errs"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -611,23 +609,11 @@ func Judge(c *Cell, k Criteria, recordErr string) {
 // create makes the sweep folder <output-dir>/<stamp>-sweep-<workload>[-<name>].
 func (s *sweeper) create() error {
 	set := s.o.Config.Settings()
-	out := set.OutputDir
-	if out == "" {
-		out = record.RunsDir()
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("--output-dir: %v", err)
-	}
 	started := s.now()
-	base := record.FolderName("sweep-"+set.Workload, set.Name, started)
-	id, err := record.NewFolder(out, base)
-	if errors.Is(err, record.ErrFolderNamesTaken) {
-		return fmt.Errorf("--output-dir: %s and its numbered variants are taken", base)
-	}
+	dir, id, err := record.NewOutputFolder(set.OutputDir, "sweep", set.Workload, set.Name, started)
 	if err != nil {
-		return fmt.Errorf("--output-dir: %v", err)
+		return err
 	}
-	dir := filepath.Join(out, id)
 	// Best effort, as a run's: without it the sweep reads as incomplete.
 	s.lock, _ = record.LockDir(dir)
 	s.dir = dir

@@ -148,7 +148,10 @@ func loadAvg() string {
 	if err != nil {
 		return "n/a"
 	}
-	return strings.Fields(string(b))[0]
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "n/a"
 }
 
 // sendOn listens on addr, takes one reader and sends it messages.
