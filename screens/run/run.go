@@ -760,13 +760,16 @@ func (m *Model) compactPanels() []string {
 	timing := timingStyle(st, s).Render("timing error p99 "+timingText(s.TimingErrorP99Ms)) + st.Muted.Render(" · ")
 	client := fmt.Sprintf("CPU %.0f %% · lag %.1f ms", s.CPUPercent, s.MaxDispatchLagMs)
 	// What is wrong first, right after the label; then the timing error.
-	client = timing + client
 	switch {
 	case s.Warning != "":
 		// The label says "client" already.
-		client = st.Warn.Render(strings.TrimPrefix(s.Warning, "client ")) + st.Muted.Render(" · ") + client
+		client = st.Warn.Render(strings.TrimPrefix(s.Warning, "client ")) + st.Muted.Render(" · ") + timing + client
 	case s.Note != "":
+		// The note carries the timing error ("machine busy; timing error
+		// p99 X ms"): it is not said twice.
 		client = st.Muted.Render(s.Note) + st.Muted.Render(" · ") + client
+	default:
+		client = timing + client
 	}
 	lines := []string{
 		label("reqs") + fmt.Sprintf("%d in flight · %d done · ", s.InFlight, s.Done) + failedText(st, s.Failed) + " failed",

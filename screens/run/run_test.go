@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -357,6 +359,15 @@ func TestClientPanelTimingError(t *testing.T) {
 	m.SetSize(60, 30)
 	if v := m.View(); !strings.Contains(v, "overloaded, latencies may") || !strings.Contains(v, "timing error p99 7.20 ms") {
 		t.Fatalf("compact:\n%s", v)
+	}
+	// A busy machine's note on the compact line carries the timing error:
+	// it is said once.
+	p = 0.41
+	m.Feed(bench.Snapshot{TimingErrorP99Ms: &p, Note: "machine busy; timing error p99 0.41 ms"})
+	v = ansi.Strip(m.View())
+	flat := strings.Join(strings.Fields(v), " ")
+	if n := strings.Count(flat, "timing error p99"); n != 1 || !strings.Contains(flat, "machine busy; timing error p99 0.41 ms") {
+		t.Fatalf("compact, busy machine: %d times \"timing error p99\"\n%s", n, v)
 	}
 }
 
